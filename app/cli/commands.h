@@ -1,0 +1,24 @@
+#pragma once
+/// \file
+/// The `weir` command line: one function per subcommand. Each returns the
+/// process exit status; errors a user can cause arrive as weir::Error and are
+/// printed by main as one line naming the file and the problem.
+
+#include <string>
+#include <vector>
+
+namespace weir::cli {
+
+using Args = std::vector<std::string>;
+
+int inspectCommand(const Args &args);
+int convertCommand(const Args &args);
+int printCommand(const Args &args);
+int validateCommand(const Args &args);
+
+/// Thrown for a malformed command line; main prints usage and exits 2.
+struct UsageError {
+  std::string message;
+};
+
+} // namespace weir::cli

@@ -1,0 +1,22 @@
+#include "app/cli/load.h"
+
+#include "ir/json.h"
+
+#include <filesystem>
+
+namespace weir::cli {
+
+Loaded loadAny(const std::string &path) {
+  Loaded out;
+  if (std::filesystem::path(path).extension() == ".json") {
+    out.program = ir::loadProgram(path);
+    return out;
+  }
+  onnx_import::ImportResult r = onnx_import::importModel(path);
+  out.program = std::move(r.program);
+  out.report = std::move(r.report);
+  out.fromOnnx = true;
+  return out;
+}
+
+} // namespace weir::cli

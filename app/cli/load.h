@@ -1,0 +1,22 @@
+#pragma once
+/// \file
+/// Opening what the user names on the command line: an ONNX model or a
+/// Weir program (JSON with its binary sidecar).
+
+#include "core/onnx/import.h"
+#include "ir/program.h"
+
+#include <string>
+
+namespace weir::cli {
+
+struct Loaded {
+  ir::Program program;
+  onnx_import::ImportReport report; ///< empty for a program file
+  bool fromOnnx = false;
+};
+
+/// `.json` files are Weir programs; everything else is read as ONNX.
+Loaded loadAny(const std::string &path);
+
+} // namespace weir::cli

@@ -1,0 +1,69 @@
+/// \file
+/// `weir` — the command-line front end of the Weir workbench.
+
+#include "app/cli/commands.h"
+#include "ir/error.h"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+namespace {
+
+/// Error messages are printed on one line, whatever the library said.
+std::string oneLine(std::string s) {
+  for (char &c : s)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  while (!s.empty() && s.back() == ' ')
+    s.pop_back();
+  return s;
+}
+
+constexpr const char *kUsage =
+    R"(usage: weir <command> [options]
+
+commands:
+  inspect MODEL [--json]        op counts, inputs, outputs, weights, FLOPs,
+                                bytes moved and unsupported ops of a model
+  convert MODEL -o PROGRAM.json import a model and save it as a Weir program
+                                (JSON plus a PROGRAM.json.bin sidecar)
+  print FILE                    the readable text form of a model or program
+  validate FILE                 structural checks of a model or program
+
+MODEL is an ONNX file; FILE is an ONNX file or a Weir program (.json).
+)";
+
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace weir::cli;
+  if (argc < 2 || std::string(argv[1]) == "--help" ||
+      std::string(argv[1]) == "-h") {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  Args args(argv + 2, argv + argc);
+  try {
+    if (command == "inspect")
+      return inspectCommand(args);
+    if (command == "convert")
+      return convertCommand(args);
+    if (command == "print")
+      return printCommand(args);
+    if (command == "validate")
+      return validateCommand(args);
+    throw UsageError{"unknown command '" + command + "'"};
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "weir: %s\n\n%s", e.message.c_str(), kUsage);
+    return 2;
+  } catch (const weir::Error &e) {
+    std::fprintf(stderr, "weir: error: %s\n", oneLine(e.what()).c_str());
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "weir: internal error: %s\n",
+                 oneLine(e.what()).c_str());
+    return 3;
+  }
+}

@@ -1,0 +1,103 @@
+#include "ir/analysis.h"
+
+#include "ir/error.h"
+#include "ir/scope.h"
+
+#include <map>
+
+namespace weir::ir {
+namespace {
+
+StateAnalysis analyzeState(const Program &p, const State &s) {
+  StateAnalysis out;
+  out.state = s.name;
+  out.bytesMoved = Expr(0);
+  out.flops = Expr(0);
+  std::map<NodeId, NodeId> parents = scopeParents(s);
+  std::map<NodeId, const Node *> byId;
+  for (const Node &n : s.nodes)
+    byId[n.id] = &n;
+  std::map<NodeId, NodeCost> costs;
+  for (const Node &n : s.nodes)
+    costs[n.id] = NodeCost{n.id, Expr(0), Expr(0), Expr(0)};
+
+  for (const Edge &e : s.edges) {
+    auto src = byId.find(e.src);
+    auto dst = byId.find(e.dst);
+    if (src == byId.end() || dst == byId.end() || e.memlet.empty())
+      continue;
+    const Node &a = *src->second;
+    const Node &b = *dst->second;
+    NodeId scope = b.kind == NodeKind::MapExit     ? b.map().partner
+                   : a.kind == NodeKind::MapEntry ? a.id
+                                                  : parents[b.id];
+    Expr elements = e.memlet.volume() * scopeExecutions(s, parents, scope);
+    Expr bytes(0);
+    const Container *c = p.findContainer(e.memlet.container);
+    if (c && (a.kind == NodeKind::Access || b.kind == NodeKind::Access)) {
+      bytes = elements * Expr(static_cast<std::int64_t>(dtypeSize(c->dtype)));
+      out.bytesMoved = out.bytesMoved + bytes;
+      if (a.kind != NodeKind::Access)
+        costs[a.id].bytesOut = costs[a.id].bytesOut + bytes;
+      if (b.kind != NodeKind::Access)
+        costs[b.id].bytesIn = costs[b.id].bytesIn + bytes;
+    }
+    out.edges.push_back(EdgeTraffic{e.id, elements, bytes});
+  }
+
+  for (const Node &n : s.nodes) {
+    Expr flops(0);
+    switch (n.kind) {
+    case NodeKind::Tasklet:
+      if (n.tasklet().code)
+        flops = Expr(tasklet::countOps(*n.tasklet().code)) *
+                scopeExecutions(s, parents, parents[n.id]);
+      break;
+    case NodeKind::Library:
+      if (n.library().flops)
+        flops = *n.library().flops * scopeExecutions(s, parents, parents[n.id]);
+      break;
+    case NodeKind::Primitive: {
+      const Attributes &attrs = n.primitive().attributes;
+      if (auto it = attrs.find("flops"); it != attrs.end())
+        if (auto *v = std::get_if<std::int64_t>(&it->second))
+          flops = Expr(*v) * scopeExecutions(s, parents, parents[n.id]);
+      break;
+    }
+    default:
+      break;
+    }
+    costs[n.id].flops = flops;
+    out.flops = out.flops + flops;
+    out.nodes.push_back(costs[n.id]);
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<double>
+ProgramAnalysis::arithmeticIntensity(const Bindings &b) const {
+  try {
+    std::int64_t bytes = bytesMoved.evaluate(b);
+    if (bytes == 0)
+      return std::nullopt;
+    return static_cast<double>(flops.evaluate(b)) / static_cast<double>(bytes);
+  } catch (const Error &) {
+    return std::nullopt;
+  }
+}
+
+ProgramAnalysis analyze(const Program &program) {
+  ProgramAnalysis out;
+  out.bytesMoved = Expr(0);
+  out.flops = Expr(0);
+  for (const State &s : program.states) {
+    out.states.push_back(analyzeState(program, s));
+    out.bytesMoved = out.bytesMoved + out.states.back().bytesMoved;
+    out.flops = out.flops + out.states.back().flops;
+  }
+  return out;
+}
+
+} // namespace weir::ir

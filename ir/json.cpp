@@ -1,0 +1,586 @@
+#include "ir/json.h"
+
+#include "ir/error.h"
+#include "ir/hash.h"
+#include "ir/program.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <unistd.h>
+
+namespace weir::ir {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char *kFormatName = "weir-program";
+
+// --- Strings that are not valid UTF-8 (ONNX string attributes may hold any
+// bytes) are written as hex so the JSON stays valid and the round trip exact.
+
+bool isValidUtf8(const std::string &s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    int extra = c < 0x80          ? 0
+                : (c >> 5) == 0x6 ? 1
+                : (c >> 4) == 0xe ? 2
+                : (c >> 3) == 0x1e ? 3
+                                   : -1;
+    if (extra < 0 || i + static_cast<std::size_t>(extra) >= s.size() + !extra)
+      return false;
+    for (int k = 1; k <= extra; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2)
+        return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+json encodeString(const std::string &s) {
+  if (isValidUtf8(s))
+    return s;
+  static const char *kHex = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : s) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 15];
+  }
+  return json{{"hex", hex}};
+}
+
+std::string decodeString(const json &j) {
+  if (j.is_string())
+    return j.get<std::string>();
+  if (!j.is_object() || !j.contains("hex"))
+    throw Error("expected a string, found " + j.dump());
+  std::string hex = j.at("hex").get<std::string>();
+  if (hex.size() % 2)
+    throw Error("odd-length hex string '" + hex + "'");
+  std::string out;
+  for (std::size_t i = 0; i < hex.size(); i += 2)
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+// JSON has no NaN or infinity; write them as strings.
+json encodeDouble(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+double decodeDouble(const json &j) {
+  if (j.is_number())
+    return j.get<double>();
+  std::string s = j.get<std::string>();
+  if (s == "nan")
+    return std::nan("");
+  if (s == "inf")
+    return INFINITY;
+  if (s == "-inf")
+    return -INFINITY;
+  throw Error("expected a number, found '" + s + "'");
+}
+
+json exprList(const std::vector<Expr> &v) {
+  json a = json::array();
+  for (const Expr &e : v)
+    a.push_back(e.str());
+  return a;
+}
+
+std::vector<Expr> parseExprList(const json &a) {
+  std::vector<Expr> v;
+  for (const json &e : a)
+    v.push_back(parseExpr(e.get<std::string>()));
+  return v;
+}
+
+json connectors(const std::vector<Connector> &cs) {
+  json a = json::array();
+  for (const Connector &c : cs)
+    a.push_back({c.name, std::string(dtypeName(c.dtype))});
+  return a;
+}
+
+DType parseDTypeOrThrow(const std::string &name) {
+  auto t = parseDType(name);
+  if (!t)
+    throw Error("unknown dtype '" + name + "'");
+  return *t;
+}
+
+std::vector<Connector> parseConnectors(const json &a) {
+  std::vector<Connector> cs;
+  for (const json &c : a)
+    cs.push_back({c.at(0).get<std::string>(),
+                  parseDTypeOrThrow(c.at(1).get<std::string>())});
+  return cs;
+}
+
+class Writer {
+public:
+  explicit Writer(const BlobWriter &writeBlob) : writeBlob_(writeBlob) {}
+
+  json program(const Program &p) {
+    json j;
+    j["name"] = encodeString(p.name);
+    j["symbols"] = p.symbols;
+    j["next_node_id"] = p.nextNodeId();
+    j["next_edge_id"] = p.nextEdgeId();
+    json meta = json::object();
+    for (const auto &[k, v] : p.metadata)
+      meta[k] = encodeString(v);
+    j["metadata"] = meta;
+    json cs = json::array();
+    for (const auto &[name, c] : p.containers)
+      cs.push_back(container(c));
+    j["containers"] = cs;
+    j["inputs"] = p.inputs;
+    j["outputs"] = p.outputs;
+    json states = json::array();
+    for (const State &s : p.states)
+      states.push_back(state(s));
+    j["states"] = states;
+    return j;
+  }
+
+private:
+  json container(const Container &c) {
+    json j{{"name", c.name},
+           {"dtype", dtypeName(c.dtype)},
+           {"shape", exprList(c.shape)},
+           {"strides", exprList(c.strides)},
+           {"storage", storageName(c.storage)},
+           {"transient", c.transient}};
+    if (c.constant)
+      j["data"] = writeBlob_(c.constant);
+    return j;
+  }
+
+  json attribute(const AttributeValue &v) {
+    return std::visit(
+        [&](const auto &x) -> json {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::int64_t>)
+            return {{"int", x}};
+          else if constexpr (std::is_same_v<T, double>)
+            return {{"float", encodeDouble(x)}};
+          else if constexpr (std::is_same_v<T, std::string>)
+            return {{"string", encodeString(x)}};
+          else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>)
+            return {{"ints", x}};
+          else if constexpr (std::is_same_v<T, std::vector<double>>) {
+            json a = json::array();
+            for (double d : x)
+              a.push_back(encodeDouble(d));
+            return {{"floats", a}};
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            json a = json::array();
+            for (const std::string &s : x)
+              a.push_back(encodeString(s));
+            return {{"strings", a}};
+          } else if constexpr (std::is_same_v<T, TensorValue>) {
+            json t{{"dtype", dtypeName(x.dtype)}, {"shape", x.shape}};
+            t["data"] = x.data ? writeBlob_(x.data) : json(nullptr);
+            return {{"tensor", t}};
+          } else {
+            return {{"graph", x ? program(*x) : json(nullptr)}};
+          }
+        },
+        v);
+  }
+
+  json attributes(const Attributes &attrs) {
+    json j = json::object();
+    for (const auto &[name, v] : attrs)
+      j[name] = attribute(v);
+    return j;
+  }
+
+  json node(const Node &n) {
+    json j{{"id", n.id},
+           {"kind", nodeKindName(n.kind)},
+           {"label", encodeString(n.label)},
+           {"inputs", connectors(n.inputs)},
+           {"outputs", connectors(n.outputs)}};
+    switch (n.kind) {
+    case NodeKind::Access:
+      j["container"] = n.access().container;
+      break;
+    case NodeKind::Tasklet:
+      j["code"] = n.tasklet().source;
+      break;
+    case NodeKind::MapEntry:
+    case NodeKind::MapExit: {
+      const MapData &m = n.map();
+      json ranges = json::array();
+      for (const Range &r : m.ranges)
+        ranges.push_back(r.str());
+      j["params"] = m.params;
+      j["ranges"] = ranges;
+      j["schedule"] = scheduleName(m.schedule);
+      j["partner"] = m.partner;
+      break;
+    }
+    case NodeKind::Library: {
+      const LibraryData &l = n.library();
+      j["op"] = l.op;
+      j["domain"] = l.domain;
+      j["opset"] = l.opsetVersion;
+      j["implementation"] = l.implementation;
+      j["attributes"] = attributes(l.attributes);
+      if (l.flops)
+        j["flops"] = l.flops->str();
+      if (l.unknown)
+        j["unknown"] = true;
+      break;
+    }
+    case NodeKind::Primitive:
+      j["primitive"] = n.primitive().primitive;
+      j["attributes"] = attributes(n.primitive().attributes);
+      break;
+    }
+    return j;
+  }
+
+  json state(const State &s) {
+    json nodes = json::array();
+    for (const Node &n : s.nodes)
+      nodes.push_back(node(n));
+    json edges = json::array();
+    for (const Edge &e : s.edges) {
+      json m = json::object();
+      if (!e.memlet.empty()) {
+        m["container"] = e.memlet.container;
+        m["subset"] = e.memlet.subset.str();
+        if (e.memlet.wcr)
+          m["wcr"] = wcrName(*e.memlet.wcr);
+      }
+      edges.push_back({{"id", e.id},
+                       {"src", e.src},
+                       {"src_conn", e.srcConn},
+                       {"dst", e.dst},
+                       {"dst_conn", e.dstConn},
+                       {"memlet", m}});
+    }
+    return {{"name", s.name}, {"nodes", nodes}, {"edges", edges}};
+  }
+
+  const BlobWriter &writeBlob_;
+};
+
+class Reader {
+public:
+  explicit Reader(const BlobReader &readBlob) : readBlob_(readBlob) {}
+
+  Program program(const json &j) {
+    Program p;
+    p.name = decodeString(j.at("name"));
+    p.symbols = j.at("symbols").get<std::vector<std::string>>();
+    for (const auto &[k, v] : j.at("metadata").items())
+      p.metadata[k] = decodeString(v);
+    for (const json &c : j.at("containers"))
+      p.addContainer(container(c));
+    p.inputs = j.at("inputs").get<std::vector<std::string>>();
+    p.outputs = j.at("outputs").get<std::vector<std::string>>();
+    for (const json &s : j.at("states"))
+      p.states.push_back(state(s));
+    p.setNextIds(j.at("next_node_id").get<NodeId>(),
+                 j.at("next_edge_id").get<EdgeId>());
+    return p;
+  }
+
+private:
+  Container container(const json &j) {
+    Container c;
+    c.name = j.at("name").get<std::string>();
+    c.dtype = parseDTypeOrThrow(j.at("dtype").get<std::string>());
+    c.shape = parseExprList(j.at("shape"));
+    c.strides = parseExprList(j.at("strides"));
+    auto storage = parseStorage(j.at("storage").get<std::string>());
+    if (!storage)
+      throw Error("container '" + c.name + "' has unknown storage " +
+                  j.at("storage").dump());
+    c.storage = *storage;
+    c.transient = j.at("transient").get<bool>();
+    if (j.contains("data"))
+      c.constant = readBlob_(j.at("data"));
+    return c;
+  }
+
+  AttributeValue attribute(const std::string &name, const json &j) {
+    if (!j.is_object() || j.size() != 1)
+      throw Error("attribute '" + name + "' is not a one-key object");
+    const auto &[kind, v] = *j.items().begin();
+    if (kind == "int")
+      return v.get<std::int64_t>();
+    if (kind == "float")
+      return decodeDouble(v);
+    if (kind == "string")
+      return decodeString(v);
+    if (kind == "ints")
+      return v.get<std::vector<std::int64_t>>();
+    if (kind == "floats") {
+      std::vector<double> d;
+      for (const json &x : v)
+        d.push_back(decodeDouble(x));
+      return d;
+    }
+    if (kind == "strings") {
+      std::vector<std::string> s;
+      for (const json &x : v)
+        s.push_back(decodeString(x));
+      return s;
+    }
+    if (kind == "tensor") {
+      TensorValue t;
+      t.dtype = parseDTypeOrThrow(v.at("dtype").get<std::string>());
+      t.shape = v.at("shape").get<std::vector<std::int64_t>>();
+      if (!v.at("data").is_null())
+        t.data = readBlob_(v.at("data"));
+      return t;
+    }
+    if (kind == "graph") {
+      if (v.is_null())
+        return std::shared_ptr<const Program>();
+      return std::make_shared<const Program>(program(v));
+    }
+    throw Error("attribute '" + name + "' has unknown kind '" + kind + "'");
+  }
+
+  Attributes attributes(const json &j) {
+    Attributes a;
+    for (const auto &[name, v] : j.items())
+      a.emplace(name, attribute(name, v));
+    return a;
+  }
+
+  Node node(const json &j) {
+    Node n;
+    n.id = j.at("id").get<NodeId>();
+    std::string kind = j.at("kind").get<std::string>();
+    auto k = parseNodeKind(kind);
+    if (!k)
+      throw Error("node " + std::to_string(n.id) + " has unknown kind '" +
+                  kind + "'");
+    n.kind = *k;
+    n.label = decodeString(j.at("label"));
+    n.inputs = parseConnectors(j.at("inputs"));
+    n.outputs = parseConnectors(j.at("outputs"));
+    switch (n.kind) {
+    case NodeKind::Access:
+      n.payload = AccessData{j.at("container").get<std::string>()};
+      break;
+    case NodeKind::Tasklet: {
+      std::string src = j.at("code").get<std::string>();
+      auto code = std::make_shared<const tasklet::Code>(tasklet::parse(src));
+      n.payload = TaskletData{std::move(src), std::move(code)};
+      break;
+    }
+    case NodeKind::MapEntry:
+    case NodeKind::MapExit: {
+      MapData m;
+      m.params = j.at("params").get<std::vector<std::string>>();
+      for (const json &r : j.at("ranges"))
+        m.ranges.push_back(parseRange(r.get<std::string>()));
+      auto sched = parseSchedule(j.at("schedule").get<std::string>());
+      if (!sched)
+        throw Error("node " + std::to_string(n.id) + " has unknown schedule " +
+                    j.at("schedule").dump());
+      m.schedule = *sched;
+      m.partner = j.at("partner").get<NodeId>();
+      n.payload = std::move(m);
+      break;
+    }
+    case NodeKind::Library: {
+      LibraryData l;
+      l.op = j.at("op").get<std::string>();
+      l.domain = j.at("domain").get<std::string>();
+      l.opsetVersion = j.at("opset").get<int>();
+      l.implementation = j.at("implementation").get<std::string>();
+      l.attributes = attributes(j.at("attributes"));
+      if (j.contains("flops"))
+        l.flops = parseExpr(j.at("flops").get<std::string>());
+      l.unknown = j.value("unknown", false);
+      n.payload = std::move(l);
+      break;
+    }
+    case NodeKind::Primitive:
+      n.payload = PrimitiveData{j.at("primitive").get<std::string>(),
+                                attributes(j.at("attributes"))};
+      break;
+    }
+    return n;
+  }
+
+  State state(const json &j) {
+    State s;
+    s.name = j.at("name").get<std::string>();
+    for (const json &n : j.at("nodes"))
+      s.nodes.push_back(node(n));
+    for (const json &e : j.at("edges")) {
+      Edge edge;
+      edge.id = e.at("id").get<EdgeId>();
+      edge.src = e.at("src").get<NodeId>();
+      edge.srcConn = e.at("src_conn").get<std::string>();
+      edge.dst = e.at("dst").get<NodeId>();
+      edge.dstConn = e.at("dst_conn").get<std::string>();
+      const json &m = e.at("memlet");
+      if (m.contains("container")) {
+        edge.memlet.container = m.at("container").get<std::string>();
+        edge.memlet.subset = parseSubset(m.at("subset").get<std::string>());
+        if (m.contains("wcr")) {
+          auto w = parseWcr(m.at("wcr").get<std::string>());
+          if (!w)
+            throw Error("edge " + std::to_string(edge.id) +
+                        " has unknown write-conflict resolution " +
+                        m.at("wcr").dump());
+          edge.memlet.wcr = *w;
+        }
+      }
+      s.edges.push_back(std::move(edge));
+    }
+    return s;
+  }
+
+  const BlobReader &readBlob_;
+};
+
+void writeFileAtomically(const std::filesystem::path &path, const void *data,
+                         std::size_t size) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp" + std::to_string(::getpid());
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    throw Error("cannot write '" + tmp.string() + "'");
+  bool ok = size == 0 || std::fwrite(data, 1, size, f) == size;
+  ok = std::fflush(f) == 0 && ok;
+  ok = ::fsync(fileno(f)) == 0 && ok;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) {
+    std::filesystem::remove(tmp);
+    throw Error("failed writing '" + path.string() + "'");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+} // namespace
+
+json toJson(const Program &program, const BlobWriter &writeBlob) {
+  json body = Writer(writeBlob).program(program);
+  json doc{{"format", kFormatName}, {"version", kJsonFormatVersion}};
+  doc["program"] = std::move(body);
+  return doc;
+}
+
+Program fromJson(const json &doc, const BlobReader &readBlob) {
+  try {
+    if (!doc.is_object() || doc.value("format", "") != kFormatName)
+      throw Error("not a Weir program (missing \"format\": \"weir-program\")");
+    int version = doc.at("version").get<int>();
+    if (version > kJsonFormatVersion || version < 1)
+      throw Error("format version " + std::to_string(version) +
+                  " is not supported (this Weir reads version " +
+                  std::to_string(kJsonFormatVersion) + ")");
+    return Reader(readBlob).program(doc.at("program"));
+  } catch (const json::exception &e) {
+    throw Error(std::string("malformed program JSON: ") + e.what());
+  }
+}
+
+SerializedProgram serialize(const Program &program) {
+  SerializedProgram out;
+  std::map<const void *, json> written;
+  BlobWriter writeBlob = [&](const Blob &b) -> json {
+    auto it = written.find(b.get());
+    if (it != written.end())
+      return it->second;
+    std::size_t offset = (out.binary.size() + 63) / 64 * 64;
+    out.binary.resize(offset + b->size());
+    std::copy(b->begin(), b->end(), out.binary.begin() + offset);
+    json ref{{"offset", offset},
+             {"bytes", b->size()},
+             {"hash", hashHex(hashBytes(b->data(), b->size()))}};
+    written.emplace(b.get(), ref);
+    return ref;
+  };
+  out.json = toJson(program, writeBlob).dump(1);
+  return out;
+}
+
+Program deserialize(const std::string &text,
+                    const std::vector<std::byte> &binary) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception &e) {
+    throw Error(std::string("cannot parse program JSON: ") + e.what());
+  }
+  std::map<std::size_t, Blob> shared;
+  BlobReader readBlob = [&](const json &ref) -> Blob {
+    auto offset = ref.at("offset").get<std::uint64_t>();
+    auto bytes = ref.at("bytes").get<std::uint64_t>();
+    if (offset > binary.size() || bytes > binary.size() - offset)
+      throw Error("constant data at offset " + std::to_string(offset) + " (" +
+                  std::to_string(bytes) +
+                  " bytes) lies past the end of the binary section (" +
+                  std::to_string(binary.size()) + " bytes)");
+    if (auto it = shared.find(offset); it != shared.end())
+      return it->second;
+    auto blob = std::make_shared<const std::vector<std::byte>>(
+        binary.begin() + offset, binary.begin() + offset + bytes);
+    if (hashHex(hashBytes(blob->data(), blob->size())) !=
+        ref.at("hash").get<std::string>())
+      throw Error("constant data at offset " + std::to_string(offset) +
+                  " does not match its hash (binary section changed?)");
+    shared.emplace(offset, blob);
+    return blob;
+  };
+  return fromJson(doc, readBlob);
+}
+
+void saveProgram(const Program &program, const std::filesystem::path &path) {
+  SerializedProgram s = serialize(program);
+  std::filesystem::path bin = path;
+  bin += ".bin";
+  if (!s.binary.empty())
+    writeFileAtomically(bin, s.binary.data(), s.binary.size());
+  writeFileAtomically(path, s.json.data(), s.json.size());
+}
+
+namespace {
+std::vector<char> readAll(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error("cannot open '" + path.string() + "'");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+} // namespace
+
+Program loadProgram(const std::filesystem::path &path) {
+  std::vector<char> text = readAll(path);
+  std::vector<std::byte> binary;
+  std::filesystem::path bin = path;
+  bin += ".bin";
+  if (std::filesystem::exists(bin)) {
+    std::vector<char> raw = readAll(bin);
+    binary.resize(raw.size());
+    std::memcpy(binary.data(), raw.data(), raw.size());
+  }
+  try {
+    return deserialize(std::string(text.begin(), text.end()), binary);
+  } catch (const Error &e) {
+    throw Error(path.string() + ": " + e.what());
+  }
+}
+
+} // namespace weir::ir

@@ -1,0 +1,79 @@
+#include "ir/scope.h"
+
+#include <algorithm>
+
+namespace weir::ir {
+
+std::map<NodeId, NodeId> scopeParents(const State &state) {
+  std::map<NodeId, NodeId> parent;
+  std::map<NodeId, int> indeg;
+  std::map<NodeId, std::vector<const Edge *>> out;
+  std::map<NodeId, const Node *> byId;
+  for (const Node &n : state.nodes) {
+    byId[n.id] = &n;
+    indeg[n.id] = 0;
+    parent[n.id] = 0;
+  }
+  for (const Edge &e : state.edges) {
+    if (!byId.count(e.src) || !byId.count(e.dst))
+      continue;
+    out[e.src].push_back(&e);
+    ++indeg[e.dst];
+  }
+  // Topological walk; the scope a node sits in follows from any predecessor.
+  std::vector<NodeId> ready;
+  for (const Node &n : state.nodes)
+    if (indeg[n.id] == 0)
+      ready.push_back(n.id);
+  std::reverse(ready.begin(), ready.end());
+  std::map<NodeId, bool> assigned;
+  while (!ready.empty()) {
+    NodeId id = ready.back();
+    ready.pop_back();
+    const Node &n = *byId[id];
+    for (const Edge *e : out[id]) {
+      const Node &dst = *byId[e->dst];
+      NodeId scope;
+      if (n.kind == NodeKind::MapEntry)
+        scope = n.id; // entering the map body
+      else if (n.kind == NodeKind::MapExit)
+        scope = parent[n.map().partner]; // leaving the map
+      else
+        scope = parent[id];
+      // A map exit belongs to its entry's body.
+      if (dst.kind == NodeKind::MapExit)
+        scope = dst.map().partner;
+      if (!assigned[dst.id]) {
+        parent[dst.id] = dst.kind == NodeKind::MapExit ? dst.map().partner
+                                                      : scope;
+        assigned[dst.id] = true;
+      }
+      if (--indeg[dst.id] == 0)
+        ready.push_back(dst.id);
+    }
+  }
+  // Exits report the scope their entry sits in, so a walk up from a node
+  // inside a map reaches the map's entry, then the entry's parent.
+  for (const Node &n : state.nodes)
+    if (n.kind == NodeKind::MapExit)
+      parent[n.id] = n.map().partner;
+  return parent;
+}
+
+Expr scopeExecutions(const State &state,
+                     const std::map<NodeId, NodeId> &parents, NodeId scope) {
+  Expr count(1);
+  int guard = 0;
+  while (scope != 0 && guard++ < 1024) {
+    const Node *entry = state.findNode(scope);
+    if (!entry || entry->kind != NodeKind::MapEntry)
+      break;
+    for (const Range &r : entry->map().ranges)
+      count = count * r.size();
+    auto it = parents.find(scope);
+    scope = it == parents.end() ? 0 : it->second;
+  }
+  return count;
+}
+
+} // namespace weir::ir

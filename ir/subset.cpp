@@ -1,0 +1,149 @@
+/// \file
+/// Range and Subset: sizes, volumes and the text form.
+
+#include "ir/subset.h"
+
+#include "ir/error.h"
+
+#include <ostream>
+
+namespace weir::ir {
+
+namespace {
+
+/// Splits at `sep` where it is outside parentheses. An unbalanced ')' is
+/// left for parseExpr to report.
+std::vector<std::string_view> splitTopLevel(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(')
+      ++depth;
+    else if (c == ')' && depth > 0)
+      --depth;
+    else if (c == sep && depth == 0) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+std::string_view trim(std::string_view s) {
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  };
+  while (!s.empty() && space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && space(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+} // namespace
+
+Range::Range(Expr b, Expr e, Expr s)
+    : begin(simplify(b)), end(simplify(e)), step(simplify(s)) {
+  if (auto c = step.asConstant(); c && *c <= 0)
+    throw Error("range " + begin.str() + ":" + end.str() + ":" + step.str() +
+                " has step " + step.str() + "; the step must be positive");
+}
+
+Range Range::point(Expr i) { return Range(i, i + 1); }
+
+Expr Range::size() const { return ceilDiv(end - begin, step); }
+
+bool Range::isPoint() const {
+  return step == Expr(1) && end - begin == Expr(1);
+}
+
+std::string Range::str() const {
+  if (isPoint())
+    return begin.str();
+  std::string out = begin.str() + ":" + end.str();
+  if (step != Expr(1))
+    out += ":" + step.str();
+  return out;
+}
+
+std::ostream &operator<<(std::ostream &os, const Range &r) {
+  return os << r.str();
+}
+
+std::ostream &operator<<(std::ostream &os, const Subset &s) {
+  return os << "[" << s.str() << "]";
+}
+
+Range parseRange(std::string_view text) {
+  std::vector<std::string_view> parts = splitTopLevel(text, ':');
+  if (parts.size() > 3)
+    throw Error("cannot parse range '" + std::string(text) +
+                "': expected 'i', 'begin:end' or 'begin:end:step'");
+  std::vector<Expr> exprs;
+  for (std::string_view part : parts) {
+    if (trim(part).empty())
+      throw Error("cannot parse range '" + std::string(text) +
+                  "': empty bound (expected 'i', 'begin:end' or "
+                  "'begin:end:step')");
+    try {
+      exprs.push_back(parseExpr(part));
+    } catch (const Error &e) {
+      throw Error("cannot parse range '" + std::string(text) +
+                  "': " + e.what());
+    }
+  }
+  try {
+    if (exprs.size() == 1)
+      return Range::point(exprs[0]);
+    if (exprs.size() == 2)
+      return Range(exprs[0], exprs[1]);
+    return Range(exprs[0], exprs[1], exprs[2]);
+  } catch (const Error &e) {
+    throw Error("cannot parse range '" + std::string(text) + "': " + e.what());
+  }
+}
+
+Subset Subset::full(const std::vector<Expr> &shape) {
+  Subset s;
+  s.dims.reserve(shape.size());
+  for (const Expr &d : shape)
+    s.dims.emplace_back(Expr(0), d);
+  return s;
+}
+
+Expr Subset::volume() const {
+  Expr v = 1;
+  for (const Range &r : dims)
+    v = v * r.size();
+  return v;
+}
+
+std::string Subset::str() const {
+  std::string out;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0)
+      out += ", ";
+    out += dims[i].str();
+  }
+  return out;
+}
+
+Subset parseSubset(std::string_view text) {
+  Subset s;
+  if (trim(text).empty())
+    return s;
+  for (std::string_view part : splitTopLevel(text, ',')) {
+    try {
+      s.dims.push_back(parseRange(part));
+    } catch (const Error &e) {
+      throw Error("cannot parse subset '" + std::string(text) +
+                  "': " + e.what());
+    }
+  }
+  return s;
+}
+
+} // namespace weir::ir

@@ -1,0 +1,566 @@
+#include "ir/validate.h"
+
+#include "ir/error.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace weir::ir {
+namespace {
+
+/// Closed integer interval; used to bound memlet subsets over map ranges.
+struct Interval {
+  std::int64_t lo;
+  std::int64_t hi;
+};
+
+using IntervalEnv = std::map<std::string, Interval, std::less<>>;
+
+std::optional<Interval> boundOf(const Expr &e, const IntervalEnv &env) {
+  switch (e.kind()) {
+  case ExprKind::Const:
+    return Interval{*e.asConstant(), *e.asConstant()};
+  case ExprKind::Sym: {
+    auto it = env.find(e.symbolName());
+    if (it == env.end())
+      return std::nullopt;
+    return it->second;
+  }
+  default:
+    break;
+  }
+  std::vector<Interval> ops;
+  for (const Expr &o : e.operands()) {
+    auto b = boundOf(o, env);
+    if (!b)
+      return std::nullopt;
+    ops.push_back(*b);
+  }
+  // Large enough for any real tensor; keeps the arithmetic overflow-free.
+  constexpr std::int64_t kLimit = std::int64_t(1) << 40;
+  for (const Interval &i : ops)
+    if (i.lo < -kLimit || i.hi > kLimit)
+      return std::nullopt;
+  Interval r = ops[0];
+  for (std::size_t k = 1; k < ops.size(); ++k) {
+    const Interval &b = ops[k];
+    switch (e.kind()) {
+    case ExprKind::Add:
+      r = {r.lo + b.lo, r.hi + b.hi};
+      break;
+    case ExprKind::Mul: {
+      if (r.lo < -kLimit || r.hi > kLimit)
+        return std::nullopt;
+      std::int64_t c[4] = {r.lo * b.lo, r.lo * b.hi, r.hi * b.lo, r.hi * b.hi};
+      r = {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+      break;
+    }
+    case ExprKind::FloorDiv: {
+      if (b.lo != b.hi || b.lo <= 0)
+        return std::nullopt;
+      auto fdiv = [](std::int64_t a, std::int64_t d) {
+        std::int64_t q = a / d;
+        return (a % d != 0 && a < 0) ? q - 1 : q;
+      };
+      r = {fdiv(r.lo, b.lo), fdiv(r.hi, b.lo)};
+      break;
+    }
+    case ExprKind::Mod:
+      if (b.lo != b.hi || b.lo <= 0)
+        return std::nullopt;
+      r = {0, b.lo - 1};
+      break;
+    case ExprKind::Min:
+      r = {std::min(r.lo, b.lo), std::min(r.hi, b.hi)};
+      break;
+    case ExprKind::Max:
+      r = {std::max(r.lo, b.lo), std::max(r.hi, b.hi)};
+      break;
+    default:
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+class Validator {
+public:
+  explicit Validator(const Program &p) : p_(p) {}
+
+  std::vector<Diagnostic> run() {
+    checkProgramLevel();
+    for (const State &s : p_.states)
+      checkState(s);
+    checkUnusedContainers();
+    return std::move(out_);
+  }
+
+private:
+  void report(Severity sev, std::string state, std::string message,
+              std::vector<NodeId> nodes = {}, std::vector<EdgeId> edges = {}) {
+    out_.push_back(Diagnostic{sev, std::move(message), std::move(state),
+                              std::move(nodes), std::move(edges)});
+  }
+  void error(const State &s, std::string msg, std::vector<NodeId> nodes = {},
+             std::vector<EdgeId> edges = {}) {
+    report(Severity::Error, s.name, std::move(msg), std::move(nodes),
+           std::move(edges));
+  }
+
+  void checkSymbols(const std::string &what, const Expr &e) {
+    for (const std::string &sym : e.freeSymbols())
+      if (std::find(p_.symbols.begin(), p_.symbols.end(), sym) ==
+          p_.symbols.end())
+        report(Severity::Error, "",
+               what + " uses undeclared symbol '" + sym + "'");
+  }
+
+  void checkProgramLevel() {
+    for (const auto &[name, c] : p_.containers) {
+      if (c.name != name)
+        report(Severity::Error, "",
+               "container key '" + name + "' differs from its name '" +
+                   c.name + "'");
+      if (!c.strides.empty() && c.strides.size() != c.shape.size())
+        report(Severity::Error, "",
+               "container '" + name + "' has " +
+                   std::to_string(c.strides.size()) + " strides for rank " +
+                   std::to_string(c.shape.size()));
+      for (const Expr &d : c.shape) {
+        checkSymbols("shape of container '" + name + "'", d);
+        if (auto v = d.asConstant(); v && *v < 0)
+          report(Severity::Error, "",
+                 "container '" + name + "' has negative dimension " +
+                     std::to_string(*v));
+      }
+      if (c.constant) {
+        auto count = c.elementCount().asConstant();
+        if (!count)
+          report(Severity::Error, "",
+                 "constant container '" + name + "' has a symbolic shape");
+        else if (static_cast<std::uint64_t>(*count) * dtypeSize(c.dtype) !=
+                 c.constant->size())
+          report(Severity::Error, "",
+                 "constant container '" + name + "' holds " +
+                     std::to_string(c.constant->size()) + " bytes, its shape " +
+                     "needs " +
+                     std::to_string(*count * std::int64_t(dtypeSize(c.dtype))));
+      }
+    }
+    // A name may be both an input and an output (ONNX passes inputs
+    // through), but not twice in one list.
+    std::set<std::string> seenInputs, seenOutputs;
+    auto checkArg = [&](const std::string &a, const char *role) {
+      auto &seen = role[0] == 'i' ? seenInputs : seenOutputs;
+      if (!seen.insert(a).second)
+        report(Severity::Error, "", std::string(role) + " '" + a +
+                                        "' is listed twice among arguments");
+      const Container *c = p_.findContainer(a);
+      if (!c)
+        report(Severity::Error, "",
+               std::string(role) + " '" + a + "' names no container");
+      else if (c->transient)
+        report(Severity::Error, "",
+               std::string(role) + " '" + a + "' is a transient container");
+    };
+    for (const std::string &a : p_.inputs)
+      checkArg(a, "input");
+    for (const std::string &a : p_.outputs)
+      checkArg(a, "output");
+  }
+
+  void checkState(const State &s) {
+    std::map<NodeId, const Node *> nodes;
+    for (const Node &n : s.nodes) {
+      if (!nodes.emplace(n.id, &n).second)
+        error(s, "node id " + std::to_string(n.id) + " is used twice", {n.id});
+      else if (!allIds_.insert(n.id).second)
+        error(s, "node id " + std::to_string(n.id) + " appears in two states",
+              {n.id});
+      if (n.id >= p_.nextNodeId())
+        error(s, "node id " + std::to_string(n.id) +
+                     " is not below the program's next id",
+              {n.id});
+    }
+    std::set<EdgeId> edgeIds;
+    for (const Edge &e : s.edges) {
+      if (!edgeIds.insert(e.id).second)
+        error(s, "edge id " + std::to_string(e.id) + " is used twice", {},
+              {e.id});
+      if (e.id >= p_.nextEdgeId())
+        error(s, "edge id " + std::to_string(e.id) +
+                     " is not below the program's next id",
+              {}, {e.id});
+    }
+
+    for (const Node &n : s.nodes)
+      checkNode(s, n, nodes);
+
+    IntervalEnv env = mapParamBounds(s);
+    std::map<std::pair<NodeId, std::string>, int> inCount;
+    std::map<std::pair<NodeId, std::string>, int> outCount;
+    for (const Edge &e : s.edges) {
+      auto src = nodes.find(e.src);
+      auto dst = nodes.find(e.dst);
+      if (src == nodes.end() || dst == nodes.end()) {
+        error(s,
+              "edge " + std::to_string(e.id) + " connects a node (" +
+                  std::to_string(src == nodes.end() ? e.src : e.dst) +
+                  ") that is not in the state",
+              {}, {e.id});
+        continue;
+      }
+      checkEndpoint(s, e, *src->second, e.srcConn, /*isSource=*/true);
+      checkEndpoint(s, e, *dst->second, e.dstConn, /*isSource=*/false);
+      if (!e.dstConn.empty())
+        ++inCount[{e.dst, e.dstConn}];
+      if (!e.srcConn.empty())
+        ++outCount[{e.src, e.srcConn}];
+      checkMemlet(s, e, *src->second, *dst->second, env);
+    }
+
+    for (const Node &n : s.nodes) {
+      if (n.kind == NodeKind::Access)
+        continue;
+      for (const Connector &c : n.inputs) {
+        int k = inCount[{n.id, c.name}];
+        if (k == 0)
+          error(s,
+                "input connector '" + c.name + "' of " + describe(n) +
+                    " has no incoming edge",
+                {n.id});
+        else if (k > 1)
+          error(s,
+                "input connector '" + c.name + "' of " + describe(n) +
+                    " has " + std::to_string(k) + " incoming edges",
+                {n.id});
+      }
+      for (const Connector &c : n.outputs)
+        if (outCount[{n.id, c.name}] == 0)
+          error(s,
+                "output connector '" + c.name + "' of " + describe(n) +
+                    " has no outgoing edge",
+                {n.id});
+    }
+    checkAcyclic(s, nodes);
+  }
+
+  static std::string describe(const Node &n) {
+    return std::string(nodeKindName(n.kind)) + " '" + n.label + "' (id " +
+           std::to_string(n.id) + ")";
+  }
+
+  void checkNode(const State &s, const Node &n,
+                 const std::map<NodeId, const Node *> &nodes) {
+    auto payloadMatches = [&] {
+      switch (n.kind) {
+      case NodeKind::Access:
+        return std::holds_alternative<AccessData>(n.payload);
+      case NodeKind::Tasklet:
+        return std::holds_alternative<TaskletData>(n.payload);
+      case NodeKind::MapEntry:
+      case NodeKind::MapExit:
+        return std::holds_alternative<MapData>(n.payload);
+      case NodeKind::Library:
+        return std::holds_alternative<LibraryData>(n.payload);
+      case NodeKind::Primitive:
+        return std::holds_alternative<PrimitiveData>(n.payload);
+      }
+      return false;
+    };
+    if (!payloadMatches()) {
+      error(s, describe(n) + " carries the data of another node kind", {n.id});
+      return;
+    }
+    auto checkUnique = [&](const std::vector<Connector> &cs, const char *dir) {
+      std::set<std::string> names;
+      for (const Connector &c : cs)
+        if (!names.insert(c.name).second)
+          error(s,
+                std::string(dir) + " connector '" + c.name + "' of " +
+                    describe(n) + " is declared twice",
+                {n.id});
+    };
+    checkUnique(n.inputs, "input");
+    checkUnique(n.outputs, "output");
+
+    switch (n.kind) {
+    case NodeKind::Access:
+      if (!p_.findContainer(n.access().container))
+        error(s,
+              describe(n) + " names unknown container '" +
+                  n.access().container + "'",
+              {n.id});
+      else
+        used_.insert(n.access().container);
+      break;
+    case NodeKind::Tasklet: {
+      const TaskletData &t = n.tasklet();
+      if (!t.code) {
+        error(s, describe(n) + " has no parsed code", {n.id});
+        break;
+      }
+      tasklet::ConnectorTypes in, out;
+      for (const Connector &c : n.inputs)
+        in[c.name] = c.dtype;
+      for (const Connector &c : n.outputs)
+        out[c.name] = c.dtype;
+      for (const tasklet::TypeIssue &issue : tasklet::typeCheck(*t.code, in, out))
+        error(s, describe(n) + ": " + issue.message, {n.id});
+      break;
+    }
+    case NodeKind::MapEntry:
+    case NodeKind::MapExit: {
+      const MapData &m = n.map();
+      if (m.params.size() != m.ranges.size())
+        error(s,
+              describe(n) + " has " + std::to_string(m.params.size()) +
+                  " parameters but " + std::to_string(m.ranges.size()) +
+                  " ranges",
+              {n.id});
+      for (const Range &r : m.ranges) {
+        auto step = r.step.asConstant();
+        if (step && *step <= 0)
+          error(s, describe(n) + " has a non-positive step in range " + r.str(),
+                {n.id});
+      }
+      auto partner = nodes.find(m.partner);
+      NodeKind want =
+          n.kind == NodeKind::MapEntry ? NodeKind::MapExit : NodeKind::MapEntry;
+      if (partner == nodes.end() || partner->second->kind != want ||
+          partner->second->map().partner != n.id)
+        error(s,
+              describe(n) + " is not paired with a " +
+                  std::string(nodeKindName(want)) + " that points back to it",
+              {n.id});
+      else if (partner->second->map().params != m.params ||
+               partner->second->map().ranges.size() != m.ranges.size())
+        error(s, describe(n) + " and its partner disagree on the map's ranges",
+              {n.id, m.partner});
+      break;
+    }
+    case NodeKind::Library: {
+      const LibraryData &l = n.library();
+      if (l.unknown)
+        report(Severity::Warning, s.name,
+               describe(n) + ": operator '" +
+                   (l.domain.empty() ? "" : l.domain + ".") + l.op +
+                   "' is not supported by Weir",
+               {n.id});
+      for (const auto &[name, value] : l.attributes)
+        if (auto *g = std::get_if<std::shared_ptr<const Program>>(&value);
+            g && *g)
+          for (Diagnostic d : validate(**g)) {
+            d.message = describe(n) + ", subgraph '" + name + "': " + d.message;
+            d.state = s.name;
+            d.nodes = {n.id};
+            d.edges.clear();
+            out_.push_back(std::move(d));
+          }
+      break;
+    }
+    case NodeKind::Primitive:
+      break;
+    }
+  }
+
+  void checkEndpoint(const State &s, const Edge &e, const Node &n,
+                     const std::string &conn, bool isSource) {
+    if (n.kind == NodeKind::Access) {
+      if (!conn.empty())
+        error(s,
+              "edge " + std::to_string(e.id) + " uses connector '" + conn +
+                  "' on " + describe(n) + ", which has none",
+              {n.id}, {e.id});
+      return;
+    }
+    const Connector *c = isSource ? n.findOutput(conn) : n.findInput(conn);
+    if (!c) {
+      error(s,
+            "edge " + std::to_string(e.id) + " uses undeclared " +
+                (isSource ? "output" : "input") + " connector '" + conn +
+                "' of " + describe(n),
+            {n.id}, {e.id});
+      return;
+    }
+    if (e.memlet.empty())
+      return;
+    const Container *container = p_.findContainer(e.memlet.container);
+    if (container && container->dtype != c->dtype &&
+        n.kind != NodeKind::MapEntry && n.kind != NodeKind::MapExit)
+      error(s,
+            "dtype mismatch on edge " + std::to_string(e.id) + ": container '" +
+                container->name + "' is " +
+                std::string(dtypeName(container->dtype)) + " but connector '" +
+                conn + "' of " + describe(n) + " is " +
+                std::string(dtypeName(c->dtype)),
+            {n.id}, {e.id});
+  }
+
+  IntervalEnv mapParamBounds(const State &s) {
+    IntervalEnv env;
+    std::set<std::string> ambiguous;
+    for (const Node &n : s.nodes) {
+      if (n.kind != NodeKind::MapEntry ||
+          !std::holds_alternative<MapData>(n.payload))
+        continue;
+      const MapData &m = n.map();
+      for (std::size_t i = 0; i < m.params.size() && i < m.ranges.size();
+           ++i) {
+        auto b = boundOf(m.ranges[i].begin, env);
+        auto e = boundOf(m.ranges[i].end, env);
+        // A name bound by two maps with different ranges stays unbounded:
+        // without scopes we cannot tell which one an edge sees.
+        const std::string &name = m.params[i];
+        if (ambiguous.count(name))
+          continue;
+        if (!b || !e || e->hi <= b->lo) {
+          ambiguous.insert(name);
+          env.erase(name);
+          continue;
+        }
+        Interval bound{b->lo, e->hi - 1};
+        auto [it, fresh] = env.emplace(name, bound);
+        if (!fresh && (it->second.lo != bound.lo || it->second.hi != bound.hi)) {
+          ambiguous.insert(name);
+          env.erase(it);
+        }
+      }
+    }
+    return env;
+  }
+
+  void checkMemlet(const State &s, const Edge &e, const Node &src,
+                   const Node &dst, const IntervalEnv &env) {
+    const Memlet &m = e.memlet;
+    if (m.empty())
+      return;
+    const Container *c = p_.findContainer(m.container);
+    if (!c) {
+      error(s,
+            "edge " + std::to_string(e.id) + " moves unknown container '" +
+                m.container + "'",
+            {src.id, dst.id}, {e.id});
+      return;
+    }
+    used_.insert(m.container);
+    auto namesAccess = [&](const Node &n) {
+      return n.kind == NodeKind::Access &&
+             std::holds_alternative<AccessData>(n.payload) &&
+             n.access().container == m.container;
+    };
+    if ((src.kind == NodeKind::Access || dst.kind == NodeKind::Access) &&
+        !namesAccess(src) && !namesAccess(dst))
+      error(s,
+            "edge " + std::to_string(e.id) + " names container '" +
+                m.container + "' but neither end accesses it",
+            {src.id, dst.id}, {e.id});
+    if (m.subset.dims.size() != c->shape.size()) {
+      error(s,
+            "edge " + std::to_string(e.id) + " subset [" + m.subset.str() +
+                "] has rank " + std::to_string(m.subset.dims.size()) +
+                " but container '" + c->name + "' has rank " +
+                std::to_string(c->shape.size()),
+            {src.id, dst.id}, {e.id});
+      return;
+    }
+    for (std::size_t d = 0; d < c->shape.size(); ++d) {
+      const Range &r = m.subset.dims[d];
+      auto lo = boundOf(r.begin, env);
+      auto hi = boundOf(r.end, env);
+      auto size = boundOf(c->shape[d], env);
+      bool below = lo && lo->lo < 0;
+      bool above = hi && size && size->lo == size->hi && hi->hi > size->hi;
+      if (below || above)
+        error(s,
+              "edge " + std::to_string(e.id) + " subset " + m.str() +
+                  " is out of bounds in dimension " + std::to_string(d) +
+                  " (size " + c->shape[d].str() + ")",
+              {src.id, dst.id}, {e.id});
+    }
+  }
+
+  void checkAcyclic(const State &s,
+                    const std::map<NodeId, const Node *> &nodes) {
+    std::map<NodeId, int> indeg;
+    std::map<NodeId, std::vector<NodeId>> succ;
+    for (const auto &[id, n] : nodes)
+      indeg[id] = 0;
+    for (const Edge &e : s.edges) {
+      if (!nodes.count(e.src) || !nodes.count(e.dst))
+        continue;
+      succ[e.src].push_back(e.dst);
+      ++indeg[e.dst];
+    }
+    std::vector<NodeId> ready;
+    for (const auto &[id, d] : indeg)
+      if (d == 0)
+        ready.push_back(id);
+    std::size_t visited = 0;
+    while (!ready.empty()) {
+      NodeId id = ready.back();
+      ready.pop_back();
+      ++visited;
+      for (NodeId next : succ[id])
+        if (--indeg[next] == 0)
+          ready.push_back(next);
+    }
+    if (visited != nodes.size()) {
+      std::vector<NodeId> cyclic;
+      for (const auto &[id, d] : indeg)
+        if (d > 0)
+          cyclic.push_back(id);
+      error(s, "state '" + s.name + "' has a cycle through " +
+                   std::to_string(cyclic.size()) + " nodes",
+            cyclic);
+    }
+  }
+
+  void checkUnusedContainers() {
+    for (const auto &[name, c] : p_.containers)
+      if (!used_.count(name))
+        report(Severity::Warning, "",
+               "container '" + name + "' is named by no node or edge");
+  }
+
+  const Program &p_;
+  std::vector<Diagnostic> out_;
+  std::set<std::string> used_;
+  std::set<NodeId> allIds_;
+};
+
+} // namespace
+
+std::string Diagnostic::str() const {
+  std::string s = severity == Severity::Error ? "error: " : "warning: ";
+  if (!state.empty())
+    s += "state '" + state + "': ";
+  s += message;
+  auto list = [](const char *what, const auto &ids) {
+    std::string r = std::string(" [") + what;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      r += (i ? ", " : " ") + std::to_string(ids[i]);
+    return r + "]";
+  };
+  if (!nodes.empty())
+    s += list("nodes", nodes);
+  if (!edges.empty())
+    s += list("edges", edges);
+  return s;
+}
+
+std::vector<Diagnostic> validate(const Program &program) {
+  return Validator(program).run();
+}
+
+bool hasErrors(const std::vector<Diagnostic> &diagnostics) {
+  return std::any_of(diagnostics.begin(), diagnostics.end(),
+                     [](const Diagnostic &d) {
+                       return d.severity == Severity::Error;
+                     });
+}
+
+} // namespace weir::ir
