@@ -330,6 +330,13 @@ def build(root):
                "the model path is a directory (named model.onnx)", model_name="model.onnx")
     os.mkdir(os.path.join(d, "model.onnx"))
 
+    # ---- positive control (not a case): well-formed external data --------
+    # Proves the external-data rejections above are for their stated reasons.
+    os.mkdir(os.path.join(root, "control_external"))
+    c.write("control_external/weights.bin", b"\0" * 8 + W4)
+    c.write("control_external/model.onnx",
+            ser(ext_model("weights.bin", offset=8, length=len(W4))))
+
     return c.cases
 
 

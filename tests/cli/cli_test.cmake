@@ -1,0 +1,73 @@
+# End-to-end checks of the `weir` command line, run with `cmake -P`:
+# convert -> validate -> print of the saved program, inspect --json keys, and
+# one-line errors with a non-zero status on bad input.
+
+function(run_weir out_var status_var)
+  execute_process(COMMAND ${WEIR} ${ARGN} OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err RESULT_VARIABLE status)
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${status_var} "${status}" PARENT_SCOPE)
+endfunction()
+
+function(expect_status want got what output)
+  if(NOT "${got}" STREQUAL "${want}")
+    message(FATAL_ERROR "${what}: exit status ${got}, expected ${want}\n${output}")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(model ${SOURCE_DIR}/resources/models/transformer.onnx)
+
+# convert, then the saved program validates and prints like the model.
+run_weir(out status convert ${model} -o ${WORK_DIR}/t.json)
+expect_status(0 "${status}" "convert" "${out}")
+if(NOT EXISTS ${WORK_DIR}/t.json OR NOT EXISTS ${WORK_DIR}/t.json.bin)
+  message(FATAL_ERROR "convert did not write t.json and its sidecar")
+endif()
+run_weir(out status validate ${WORK_DIR}/t.json)
+expect_status(0 "${status}" "validate program" "${out}")
+if(NOT out MATCHES " 0 errors")
+  message(FATAL_ERROR "validate: unexpected report\n${out}")
+endif()
+run_weir(from_model status print ${model})
+expect_status(0 "${status}" "print model" "${from_model}")
+run_weir(from_json status print ${WORK_DIR}/t.json)
+expect_status(0 "${status}" "print program" "${from_json}")
+if(NOT from_model STREQUAL from_json)
+  message(FATAL_ERROR "print differs between the model and its saved program")
+endif()
+
+# inspect --json carries the documented keys.
+run_weir(out status inspect --json ${model})
+expect_status(0 "${status}" "inspect --json" "${out}")
+foreach(key ops flops bytes_moved inputs outputs unsupported)
+  string(JSON value ERROR_VARIABLE err GET "${out}" ${key})
+  if(err)
+    message(FATAL_ERROR "inspect --json lacks key '${key}': ${err}")
+  endif()
+endforeach()
+
+# Bad input: status 1 and one line that names the file.
+foreach(bad ${CORPUS}/truncated_half/model.onnx
+            ${CORPUS}/ext_absolute_path/model.onnx
+            ${WORK_DIR}/does-not-exist.onnx)
+  run_weir(out status inspect ${bad})
+  expect_status(1 "${status}" "inspect ${bad}" "${out}")
+  string(STRIP "${out}" stripped)
+  string(FIND "${stripped}" "\n" newline)
+  if(NOT newline EQUAL -1 OR NOT stripped MATCHES "^weir: error: .*${bad}")
+    message(FATAL_ERROR "inspect ${bad}: expected one line naming the file, got\n${out}")
+  endif()
+endforeach()
+
+# A corrupted sidecar is reported, not loaded.
+file(WRITE ${WORK_DIR}/t.json.bin "garbage")
+run_weir(out status validate ${WORK_DIR}/t.json)
+expect_status(1 "${status}" "validate with corrupted sidecar" "${out}")
+
+# Usage errors exit 2.
+run_weir(out status inspect)
+expect_status(2 "${status}" "inspect without a model" "${out}")
+run_weir(out status frobnicate)
+expect_status(2 "${status}" "unknown command" "${out}")
