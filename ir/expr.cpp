@@ -369,9 +369,7 @@ std::uint64_t Expr::hash() const {
   return h.value();
 }
 
-bool operator==(const Expr &a, const Expr &b) {
-  return compareExpr(a, b) == 0;
-}
+bool operator==(const Expr &a, const Expr &b) { return compareExpr(a, b) == 0; }
 
 bool operator<(const Expr &a, const Expr &b) { return compareExpr(a, b) < 0; }
 

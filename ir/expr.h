@@ -77,7 +77,8 @@ public:
   const ExprNode *node() const { return node_.get(); }
 
   /// Internal: wrap a node without simplifying (the simplifier uses it).
-  explicit Expr(std::shared_ptr<const ExprNode> node) : node_(std::move(node)) {}
+  explicit Expr(std::shared_ptr<const ExprNode> node)
+      : node_(std::move(node)) {}
 
 private:
   std::shared_ptr<const ExprNode> node_;

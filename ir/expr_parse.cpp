@@ -189,8 +189,8 @@ private:
   }
 
   [[noreturn]] void fail(const std::string &why) const {
-    throw Error("cannot parse expression '" + std::string(text_) +
-                "': " + why + " at column " + std::to_string(pos_ + 1));
+    throw Error("cannot parse expression '" + std::string(text_) + "': " + why +
+                " at column " + std::to_string(pos_ + 1));
   }
 
   std::string_view text_;

@@ -261,8 +261,7 @@ Expr floorDivRule(const Expr &a, const Expr &b) {
     auto it = std::find_if(rest.begin(), rest.end(),
                            [](const auto &t) { return !t.first.empty(); });
     const Monomial &m = it->first;
-    if (it->second == 1 && m.size() == 1 &&
-        m[0].kind() == ExprKind::FloorDiv) {
+    if (it->second == 1 && m.size() == 1 && m[0].kind() == ExprKind::FloorDiv) {
       const Expr &y = m[0].operands()[0];
       auto c = m[0].operands()[1].asConstant();
       if (c && *c > 0) {
@@ -436,9 +435,8 @@ Expr binary(ExprKind kind, const Expr &a, const Expr &b) {
                      : kind == ExprKind::Mod    ? "mod"
                      : kind == ExprKind::Min    ? "min"
                                                 : "max";
-  return guarded(
-      [&] { return atomRule(kind, simplifyRaw(a), simplifyRaw(b)); },
-      std::string(name) + "(" + quote(a) + ", " + quote(b) + ")");
+  return guarded([&] { return atomRule(kind, simplifyRaw(a), simplifyRaw(b)); },
+                 std::string(name) + "(" + quote(a) + ", " + quote(b) + ")");
 }
 
 // ---- provablyLessEqual -----------------------------------------------------
@@ -494,7 +492,9 @@ bool proveNonNegative(const Poly &p, int &budget) {
     return false;
   if (polyNonNegative(p))
     return true;
-  for (const auto &[m, k] : p) {
+  for (const auto &term : p) {
+    const Monomial &m = term.first;
+    std::int64_t k = term.second; // a plain local: lambdas capture it
     if (m.size() != 1)
       continue;
     const Expr &atom = m[0];
@@ -511,9 +511,9 @@ bool proveNonNegative(const Poly &p, int &budget) {
       Poly x = with(toPoly(atom.operands()[0]));
       Poly y = with(toPoly(atom.operands()[1]));
       bool needBoth = (atom.kind() == ExprKind::Min) == (k > 0);
-      bool ok = needBoth
-                    ? proveNonNegative(x, budget) && proveNonNegative(y, budget)
-                    : proveNonNegative(x, budget) || proveNonNegative(y, budget);
+      bool ok =
+          needBoth ? proveNonNegative(x, budget) && proveNonNegative(y, budget)
+                   : proveNonNegative(x, budget) || proveNonNegative(y, budget);
       if (ok)
         return true;
       break;
@@ -589,17 +589,11 @@ Expr floorDiv(const Expr &a, const Expr &b) {
   return binary(ExprKind::FloorDiv, a, b);
 }
 
-Expr mod(const Expr &a, const Expr &b) {
-  return binary(ExprKind::Mod, a, b);
-}
+Expr mod(const Expr &a, const Expr &b) { return binary(ExprKind::Mod, a, b); }
 
-Expr min(const Expr &a, const Expr &b) {
-  return binary(ExprKind::Min, a, b);
-}
+Expr min(const Expr &a, const Expr &b) { return binary(ExprKind::Min, a, b); }
 
-Expr max(const Expr &a, const Expr &b) {
-  return binary(ExprKind::Max, a, b);
-}
+Expr max(const Expr &a, const Expr &b) { return binary(ExprKind::Max, a, b); }
 
 Expr ceilDiv(const Expr &a, const Expr &b) { return floorDiv(a + b - 1, b); }
 
@@ -634,7 +628,8 @@ Expr Expr::substitute(
 
 bool provablyLessEqual(const Expr &a, const Expr &b) {
   try {
-    Poly diff = addPoly(toPoly(simplify(b)), scalePoly(toPoly(simplify(a)), -1));
+    Poly diff =
+        addPoly(toPoly(simplify(b)), scalePoly(toPoly(simplify(a)), -1));
     int budget = 256;
     return proveNonNegative(diff, budget);
   } catch (const CoefficientOverflow &) {

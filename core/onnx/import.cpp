@@ -301,7 +301,6 @@ private:
     }
 
     ir::Node node;
-    node.id = p_.newNodeId();
     node.kind = ir::NodeKind::Library;
     node.label = label;
     OpOperands operands;
@@ -338,11 +337,12 @@ private:
     if (info)
       lib.flops = estimateFlops(*info, operands);
     node.payload = std::move(lib);
-    ir::NodeId id = node.id;
     // Access nodes of inputs first so ids follow the data flow.
     std::vector<ir::NodeId> inAccess;
     for (const auto &[value, conn] : inEdges)
       inAccess.push_back(accessNode(value, state));
+    node.id = p_.newNodeId();
+    ir::NodeId id = node.id;
     state.nodes.push_back(std::move(node));
     for (std::size_t i = 0; i < inEdges.size(); ++i) {
       const auto &[value, conn] = inEdges[i];
