@@ -7,7 +7,9 @@
 /// the *contents* of constant data), the ordered inputs and outputs, and every
 /// state with its nodes (id, kind, label, connectors, payload including
 /// attributes, nested subgraphs and the chosen implementation) and edges (id,
-/// endpoints, connectors, memlet). It leaves out the program's name and its
+/// endpoints, connectors, memlet) and the program's next node and edge ids
+/// (so two programs that will number new nodes differently differ). It
+/// leaves out the program's name and its
 /// metadata (source path, producer), so the same model imported from two
 /// places hashes the same. Two programs with equal JSON (up to metadata) have
 /// equal hashes; the hash is stable across runs and machines.

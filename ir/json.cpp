@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "ir/utf8.h"
 #include "ir/program.h"
 
 #include <nlohmann/json.hpp>
@@ -23,25 +24,6 @@ constexpr const char *kFormatName = "weir-program";
 // --- Strings that are not valid UTF-8 (ONNX string attributes may hold any
 // bytes) are written as hex so the JSON stays valid and the round trip exact.
 
-bool isValidUtf8(const std::string &s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    int extra = c < 0x80          ? 0
-                : (c >> 5) == 0x6 ? 1
-                : (c >> 4) == 0xe ? 2
-                : (c >> 3) == 0x1e ? 3
-                                   : -1;
-    if (extra < 0 || i + static_cast<std::size_t>(extra) >= s.size() + !extra)
-      return false;
-    for (int k = 1; k <= extra; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2)
-        return false;
-    i += extra + 1;
-  }
-  return true;
-}
-
 json encodeString(const std::string &s) {
   if (isValidUtf8(s))
     return s;
@@ -62,9 +44,18 @@ std::string decodeString(const json &j) {
   std::string hex = j.at("hex").get<std::string>();
   if (hex.size() % 2)
     throw Error("odd-length hex string '" + hex + "'");
+  auto nibble = [&](char ch) {
+    if (ch >= '0' && ch <= '9')
+      return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+      return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+      return ch - 'A' + 10;
+    throw Error("invalid hex string '" + hex + "'");
+  };
   std::string out;
   for (std::size_t i = 0; i < hex.size(); i += 2)
-    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    out += static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
   return out;
 }
 
@@ -320,7 +311,11 @@ private:
   AttributeValue attribute(const std::string &name, const json &j) {
     if (!j.is_object() || j.size() != 1)
       throw Error("attribute '" + name + "' is not a one-key object");
-    const auto &[kind, v] = *j.items().begin();
+    // Not `*j.items().begin()`: its operator* returns a reference to the
+    // temporary iterator, which dies before the bindings are used.
+    auto first = j.begin();
+    const std::string &kind = first.key();
+    const json &v = first.value();
     if (kind == "int")
       return v.get<std::int64_t>();
     if (kind == "float")
@@ -513,7 +508,14 @@ SerializedProgram serialize(const Program &program) {
     written.emplace(b.get(), ref);
     return ref;
   };
-  out.json = toJson(program, writeBlob).dump(1);
+  try {
+    out.json = toJson(program, writeBlob).dump(1);
+  } catch (const json::exception &e) {
+    // Names other than labels, metadata and string attributes are written
+    // as plain strings, so invalid UTF-8 in one cannot be represented.
+    throw Error("cannot write program '" + program.name +
+                "' as JSON: " + e.what());
+  }
   return out;
 }
 
@@ -525,7 +527,9 @@ Program deserialize(const std::string &text,
   } catch (const json::exception &e) {
     throw Error(std::string("cannot parse program JSON: ") + e.what());
   }
-  std::map<std::size_t, Blob> shared;
+  // Keyed by offset and length: a zero-length blob shares its offset with
+  // the blob written after it.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Blob> shared;
   BlobReader readBlob = [&](const json &ref) -> Blob {
     auto offset = ref.at("offset").get<std::uint64_t>();
     auto bytes = ref.at("bytes").get<std::uint64_t>();
@@ -534,7 +538,7 @@ Program deserialize(const std::string &text,
                   std::to_string(bytes) +
                   " bytes) lies past the end of the binary section (" +
                   std::to_string(binary.size()) + " bytes)");
-    if (auto it = shared.find(offset); it != shared.end())
+    if (auto it = shared.find({offset, bytes}); it != shared.end())
       return it->second;
     auto blob = std::make_shared<const std::vector<std::byte>>(
         binary.begin() + offset, binary.begin() + offset + bytes);
@@ -542,7 +546,7 @@ Program deserialize(const std::string &text,
         ref.at("hash").get<std::string>())
       throw Error("constant data at offset " + std::to_string(offset) +
                   " does not match its hash (binary section changed?)");
-    shared.emplace(offset, blob);
+    shared.emplace(std::pair{offset, bytes}, blob);
     return blob;
   };
   return fromJson(doc, readBlob);

@@ -21,6 +21,28 @@ std::string doubleText(double d) {
   return buf;
 }
 
+/// A string in double quotes, with quotes, backslashes and control
+/// characters escaped so that a label or attribute cannot break the line
+/// structure of the listing.
+std::string quoted(const std::string &text) {
+  static const char *kHex = "0123456789abcdef";
+  std::string s = "\"";
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\')
+      s += {'\\', ch};
+    else if (ch == '\n')
+      s += "\\n";
+    else if (ch == '\t')
+      s += "\\t";
+    else if (c < 0x20 || c == 0x7f)
+      s += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    else
+      s += ch;
+  }
+  return s + "\"";
+}
+
 template <typename T, typename F>
 std::string listText(const std::vector<T> &v, F &&item,
                      std::size_t limit = 16) {
@@ -107,14 +129,13 @@ private:
           else if constexpr (std::is_same_v<T, double>)
             return doubleText(x);
           else if constexpr (std::is_same_v<T, std::string>)
-            return "\"" + x + "\"";
+            return quoted(x);
           else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>)
             return listText(x, [](std::int64_t i) { return std::to_string(i); });
           else if constexpr (std::is_same_v<T, std::vector<double>>)
             return listText(x, doubleText);
           else if constexpr (std::is_same_v<T, std::vector<std::string>>)
-            return listText(x,
-                            [](const std::string &s) { return "\"" + s + "\""; });
+            return listText(x, quoted);
           else if constexpr (std::is_same_v<T, TensorValue>) {
             std::vector<Expr> shape(x.shape.begin(), x.shape.end());
             return "tensor " + std::string(dtypeName(x.dtype)) +
@@ -152,25 +173,26 @@ private:
     case NodeKind::Access:
       out_ << " " << n.access().container;
       if (n.label != n.access().container)
-        out_ << " \"" << n.label << "\"";
+        out_ << " " << quoted(n.label);
       out_ << "\n";
       return;
     case NodeKind::Tasklet: {
-      out_ << " \"" << n.label << "\" " << connectorsText(n.inputs) << " -> "
-           << connectorsText(n.outputs) << " {";
+      out_ << " " << quoted(n.label) << " " << connectorsText(n.inputs)
+           << " -> " << connectorsText(n.outputs) << " {";
+      // One line: statements joined with "; " (the body's own separator).
       std::string code = n.tasklet().source;
-      for (char &ch : code)
-        if (ch == '\n')
-          ch = ';';
-      while (!code.empty() && code.back() == ';')
+      while (!code.empty() && code.back() == '\n')
         code.pop_back();
+      for (std::size_t at = code.find('\n'); at != std::string::npos;
+           at = code.find('\n', at))
+        code.replace(at, 1, "; ");
       out_ << " " << code << " }\n";
       return;
     }
     case NodeKind::MapEntry:
     case NodeKind::MapExit: {
       const MapData &m = n.map();
-      out_ << " \"" << n.label << "\"";
+      out_ << " " << quoted(n.label);
       if (n.kind == NodeKind::MapEntry) {
         out_ << " [";
         for (std::size_t i = 0; i < m.params.size(); ++i)
@@ -183,8 +205,8 @@ private:
     }
     case NodeKind::Library: {
       const LibraryData &l = n.library();
-      out_ << " " << (l.domain.empty() ? "" : l.domain + ".") << l.op << " \""
-           << n.label << "\"";
+      out_ << " " << (l.domain.empty() ? "" : l.domain + ".") << l.op << " "
+           << quoted(n.label);
       if (l.opsetVersion)
         out_ << " opset " << l.opsetVersion;
       if (!l.implementation.empty())
@@ -195,7 +217,7 @@ private:
       break;
     }
     case NodeKind::Primitive:
-      out_ << " " << n.primitive().primitive << " \"" << n.label << "\""
+      out_ << " " << n.primitive().primitive << " " << quoted(n.label)
            << attributesText(n.primitive().attributes, indent);
       break;
     }

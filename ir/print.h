@@ -5,8 +5,8 @@
 ///
 ///     program cnn
 ///       symbols N
-///       input  input: f32[1, 3, 32, 32]
-///       const  conv1.weight: f32[16, 3, 3, 3]  (1728 B)
+///       input input: f32[1, 3, 32, 32]
+///       const conv1.weight: f32[16, 3, 3, 3]  (1728 B)
 ///       transient t0: f32[1, 16, 32, 32]
 ///       output logits: f32[1, 10]
 ///     state main

@@ -471,6 +471,13 @@ private:
       const Range &r = m.subset.dims[d];
       auto lo = boundOf(r.begin, env);
       auto hi = boundOf(r.end, env);
+      if (hi && r.step != Expr(1)) {
+        // A stepped range's last index may lie well before its end (0:12:4
+        // stops at 8).
+        Expr stop = r.begin + (r.size() - Expr(1)) * r.step + Expr(1);
+        if (auto tight = boundOf(stop, env); tight && tight->hi < hi->hi)
+          hi = tight;
+      }
       auto size = boundOf(c->shape[d], env);
       bool below = lo && lo->lo < 0;
       bool above = hi && size && size->lo == size->hi && hi->hi > size->hi;

@@ -1,6 +1,7 @@
 #include "core/onnx/model_file.h"
 
 #include "ir/error.h"
+#include "ir/utf8.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -93,7 +94,34 @@ public:
 private:
   using Scope = std::set<std::string>;
 
+  /// Names end up in JSON and in messages; protobuf does not check that
+  /// proto2 strings are UTF-8, so Weir does.
+  static void checkName(const std::string &name, const std::string &what) {
+    if (!isValidUtf8(name))
+      throw Error(what + " has a name that is not valid UTF-8");
+  }
+
   void graph(onnx::GraphProto &g, int depth, const Scope &outer) {
+    checkName(g.name(), "a graph");
+    for (const auto *list : {&g.input(), &g.output(), &g.value_info()})
+      for (const onnx::ValueInfoProto &v : *list) {
+        checkName(v.name(), "a value");
+        if (v.type().has_tensor_type())
+          for (const auto &d : v.type().tensor_type().shape().dim())
+            checkName(d.dim_param(), "a dimension of a value");
+      }
+    for (const onnx::TensorProto &t : g.initializer())
+      checkName(t.name(), "an initializer");
+    for (const onnx::NodeProto &n : g.node()) {
+      checkName(n.name(), "a node");
+      checkName(n.op_type(), "a node's operator");
+      checkName(n.domain(), "a node's domain");
+      for (const auto *list : {&n.input(), &n.output()})
+        for (const std::string &v : *list)
+          checkName(v, "a node input or output");
+      for (const onnx::AttributeProto &a : n.attribute())
+        checkName(a.name(), "an attribute");
+    }
     if (depth > limits_.maxGraphNesting)
       throw Error("graph '" + g.name() + "' is nested too deep (more than " +
                   std::to_string(limits_.maxGraphNesting) + " levels)");

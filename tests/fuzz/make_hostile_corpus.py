@@ -322,6 +322,16 @@ def build(root):
     c.case("graph_input_negative_dim", "negative", "graph input X has dim_value -3",
            ser(base_model(weight(raw=W4), x_dims=(-3, 4))))
 
+    # proto2 strings are not checked for UTF-8 by protobuf; names end up in
+    # JSON and messages, so the loader must refuse them itself.
+    m = valid_small_model()
+    m.graph.node[0].name = "add"
+    raw = ser(m).replace(b"\x1a\x03add", b"\x1a\x03\xff\xfe\xfd", 1)
+    # (NodeProto.name is field 3: tag 0x1a)
+    assert raw != ser(m), "node name bytes not found"
+    c.case("node_name_not_utf8", "utf-8",
+           "the node's name is the bytes ff fe fd, which are not UTF-8", raw)
+
     # (22, a model importing only an unknown opset domain and using no ops,
     # is left out: it is arguably valid, and there is no agreed message.)
 
