@@ -1,9 +1,10 @@
 #include "ir/json.h"
 
+#include "ir/atomic_file.h"
 #include "ir/error.h"
 #include "ir/hash.h"
-#include "ir/utf8.h"
 #include "ir/program.h"
+#include "ir/utf8.h"
 
 #include <nlohmann/json.hpp>
 
@@ -450,24 +451,6 @@ private:
   const BlobReader &readBlob_;
 };
 
-void writeFileAtomically(const std::filesystem::path &path, const void *data,
-                         std::size_t size) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp" + std::to_string(::getpid());
-  std::FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    throw Error("cannot write '" + tmp.string() + "'");
-  bool ok = size == 0 || std::fwrite(data, 1, size, f) == size;
-  ok = std::fflush(f) == 0 && ok;
-  ok = ::fsync(fileno(f)) == 0 && ok;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::filesystem::remove(tmp);
-    throw Error("failed writing '" + path.string() + "'");
-  }
-  std::filesystem::rename(tmp, path);
-}
-
 } // namespace
 
 json toJson(const Program &program, const BlobWriter &writeBlob) {
@@ -557,8 +540,10 @@ void saveProgram(const Program &program, const std::filesystem::path &path) {
   std::filesystem::path bin = path;
   bin += ".bin";
   if (!s.binary.empty())
-    writeFileAtomically(bin, s.binary.data(), s.binary.size());
-  writeFileAtomically(path, s.json.data(), s.json.size());
+    writeFileAtomically(
+        bin, std::string_view(reinterpret_cast<const char *>(s.binary.data()),
+                              s.binary.size()));
+  writeFileAtomically(path, s.json);
 }
 
 namespace {

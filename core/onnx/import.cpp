@@ -135,10 +135,10 @@ private:
                       std::to_string(d.dim_value()));
         dims.push_back(Expr(static_cast<std::int64_t>(d.dim_value())));
       } else {
-        std::string sym = d.has_dim_param() && !d.dim_param().empty()
-                              ? identifier(d.dim_param())
-                              : identifier("d_" + value + "_" +
-                                           std::to_string(k));
+        std::string sym =
+            d.has_dim_param() && !d.dim_param().empty()
+                ? identifier(d.dim_param())
+                : identifier("d_" + value + "_" + std::to_string(k));
         addSymbol(sym);
         dims.push_back(Expr::symbol(sym));
       }
@@ -231,9 +231,9 @@ private:
 
   /// Connector names from the operator schema: formal names, with an index
   /// suffix for variadic parameters; in0/out0 when there is no schema.
-  static std::string connectorName(
-      const std::vector<onnx::OpSchema::FormalParameter> *formals,
-      std::size_t i, const char *fallback) {
+  static std::string
+  connectorName(const std::vector<onnx::OpSchema::FormalParameter> *formals,
+                std::size_t i, const char *fallback) {
     if (!formals || formals->empty())
       return fallback + std::to_string(i);
     std::size_t f = std::min(i, formals->size() - 1);

@@ -143,10 +143,10 @@ private:
       valueType(v, "value");
     int index = 0;
     for (onnx::NodeProto &n : *g.mutable_node()) {
-      std::string who = "node " + quote(n.name().empty()
-                                           ? n.op_type() + "#" +
-                                                 std::to_string(index)
-                                           : n.name());
+      std::string who =
+          "node " + quote(n.name().empty()
+                              ? n.op_type() + "#" + std::to_string(index)
+                              : n.name());
       ++index;
       for (const std::string &in : n.input())
         if (!in.empty() && !defined.count(in))
@@ -345,8 +345,7 @@ private:
     Fd fd = openBeneath(kv["location"], who);
     struct stat st;
     if (::fstat(fd.get(), &st) != 0)
-      throw Error(who + ": cannot stat external data " +
-                  quote(kv["location"]));
+      throw Error(who + ": cannot stat external data " + quote(kv["location"]));
     if (!S_ISREG(st.st_mode))
       throw Error(who + ": external data " + quote(kv["location"]) +
                   " is not a regular file");

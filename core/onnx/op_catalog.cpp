@@ -307,8 +307,8 @@ std::optional<Expr> estimateFlops(const OpInfo &info, const OpOperands &ops) {
   case Rule::Gemm: {
     if (!in0 || !out0 || in0->shape.size() != 2)
       return std::nullopt;
-    Expr k = intAttr(ops.attributes, "transA", 0) ? in0->shape[0]
-                                                  : in0->shape[1];
+    Expr k =
+        intAttr(ops.attributes, "transA", 0) ? in0->shape[0] : in0->shape[1];
     Expr flops = w * elements(out0) * k;
     if (operand(ops.inputs, 2))
       flops = flops + elements(out0);

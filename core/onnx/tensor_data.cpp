@@ -80,7 +80,8 @@ ir::TensorValue tensorValue(const onnx::TensorProto &t,
   auto data = std::make_shared<std::vector<std::byte>>();
   if (t.has_raw_data()) {
     data->resize(t.raw_data().size());
-    std::memcpy(data->data(), t.raw_data().data(), t.raw_data().size());
+    if (!t.raw_data().empty()) // memcpy from an empty string is undefined
+      std::memcpy(data->data(), t.raw_data().data(), t.raw_data().size());
   } else {
     using ir::DType;
     switch (v.dtype) {

@@ -1,0 +1,606 @@
+/// \file
+/// The reference interpreter: setup (validation, symbols, inputs,
+/// allocation) and execution (states, map scopes, tasklets, copies).
+
+#include "core/interp/interpreter.h"
+
+#include "core/interp/state_plan.h"
+#include "core/interp/tasklet_eval.h"
+#include "ir/error.h"
+#include "ir/validate.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <span>
+#include <utility>
+
+namespace weir::interp {
+namespace {
+
+using ir::NodeId;
+using ir::NodeKind;
+
+std::string describe(const ir::Node &n) {
+  return std::string(ir::nodeKindName(n.kind)) + " '" + n.label + "' (id " +
+         std::to_string(n.id) + ")";
+}
+
+std::string shapeText(const std::vector<std::int64_t> &shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string shapeText(const std::vector<ir::Expr> &shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + shape[i].str();
+  return s + "]";
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+/// Evaluates `e`, prefixing a failure with `what()`, which is only built
+/// then: this runs for every memlet in every map iteration.
+template <typename What>
+std::int64_t evaluate(const ir::Expr &e, const ir::Bindings &b, What what) {
+  try {
+    return e.evaluate(b);
+  } catch (const Error &err) {
+    throw Error(what() + ": " + err.what());
+  }
+}
+
+/// A memlet subset evaluated to integers and checked against the extents.
+struct Box {
+  std::vector<std::int64_t> begin, step, size;
+  std::int64_t volume = 1;
+};
+
+/// Calls `f(flatIndex)` for every element of `box`, in row-major order.
+template <typename F>
+void forEachElement(const Box &box, const std::vector<std::int64_t> &strides,
+                    F f) {
+  if (box.volume == 0)
+    return;
+  std::size_t rank = box.size.size();
+  std::vector<std::int64_t> k(rank, 0);
+  for (;;) {
+    std::int64_t flat = 0;
+    for (std::size_t d = 0; d < rank; ++d)
+      flat += (box.begin[d] + k[d] * box.step[d]) * strides[d];
+    f(flat);
+    std::size_t d = rank;
+    while (d > 0 && ++k[d - 1] == box.size[d - 1])
+      k[--d] = 0;
+    if (d == 0)
+      return;
+  }
+}
+
+} // namespace
+
+struct Interpreter::Impl {
+  Impl(const ir::Program &p, TensorMap inputs, InterpretOptions options);
+
+  // Setup.
+  void checkRunnable() const;
+  void bindSymbols(const TensorMap &inputs, ir::Bindings given);
+  std::vector<std::int64_t> shapeOf(const ir::Container &c) const;
+  void allocate(TensorMap inputs);
+  void skipFinished();
+
+  // Execution.
+  void runNode(const StatePlan &plan, NodeId id, const ir::Bindings &b);
+  void runMap(const StatePlan &plan, const ir::Node &entry,
+              const ir::Bindings &outer);
+  void iterate(const StatePlan &plan, const ir::Node &entry, ir::Bindings &b,
+               std::size_t dim);
+  void runTasklet(const StatePlan &plan, const ir::Node &n,
+                  const ir::Bindings &b);
+  void runCopies(const StatePlan &plan, const ir::Node &n,
+                 const ir::Bindings &b);
+
+  // Data access.
+  runtime::Tensor &tensor(const std::string &name);
+  runtime::Tensor &writable(const std::string &name,
+                            const std::function<std::string()> &who);
+  /// `who` names the node reading or writing, for messages.
+  Box evalSubset(const ir::Edge &e, const runtime::Tensor &t,
+                 const ir::Bindings &b,
+                 const std::function<std::string()> &who) const;
+  std::string where(const ir::Bindings &b) const;
+  std::string edgeText(const ir::Edge &e) const {
+    return "edge " + std::to_string(e.id) + " (" + e.memlet.str() + ")";
+  }
+
+  ir::Program program;
+  ir::Bindings symbols;
+  TensorMap values;
+  std::vector<StatePlan> plans;
+  std::map<NodeId, CompiledTasklet> tasklets;
+  /// Values handed from one tasklet to another over an empty memlet, by
+  /// producing (node, connector).
+  std::map<std::pair<NodeId, std::string>, Value> handed;
+  /// Parameters of the maps being run, innermost last, for messages.
+  std::vector<std::string> activeParams;
+  std::size_t state = 0, position = 0;
+};
+
+Interpreter::Impl::Impl(const ir::Program &p, TensorMap inputs,
+                        InterpretOptions options)
+    : program(p) {
+  std::vector<ir::Diagnostic> diagnostics = ir::validate(program);
+  if (ir::hasErrors(diagnostics)) {
+    std::string message = "program '" + program.name + "' is invalid:";
+    int errors = 0;
+    for (const ir::Diagnostic &d : diagnostics)
+      if (d.severity == ir::Severity::Error && ++errors <= 3)
+        message += (errors > 1 ? "; " : " ") + d.str();
+    if (errors > 3)
+      message += " (and " + std::to_string(errors - 3) + " more errors)";
+    throw Error(message);
+  }
+  checkRunnable();
+  bindSymbols(inputs, std::move(options.symbols));
+  allocate(std::move(inputs));
+  for (const ir::State &s : program.states)
+    plans.push_back(planState(s));
+  skipFinished();
+}
+
+void Interpreter::Impl::checkRunnable() const {
+  for (const ir::State &s : program.states)
+    for (const ir::Node &n : s.nodes) {
+      if (n.kind == NodeKind::Library)
+        throw Error("library node '" + n.label + "' (" + n.library().op +
+                    ") must be expanded before it can be interpreted");
+      if (n.kind == NodeKind::Primitive)
+        throw Error("primitive node '" + n.label + "' (" +
+                    n.primitive().primitive +
+                    ") cannot be interpreted; the reference interpreter runs "
+                    "maps and tasklets only");
+    }
+}
+
+void Interpreter::Impl::bindSymbols(const TensorMap &inputs,
+                                    ir::Bindings given) {
+  for (const auto &[name, t] : inputs)
+    if (std::find(program.inputs.begin(), program.inputs.end(), name) ==
+        program.inputs.end())
+      throw Error("'" + name + "' is not an input of program '" + program.name +
+                  "' (its inputs: " + joinNames(program.inputs) + ")");
+  symbols = std::move(given);
+  std::map<std::string, std::string, std::less<>> origin;
+  for (const auto &[name, value] : symbols)
+    origin[name] = "the interpreter options";
+
+  for (const std::string &name : program.inputs) {
+    const ir::Container &c = program.container(name);
+    auto it = inputs.find(name);
+    if (it == inputs.end())
+      throw Error("input '" + name + "' of program '" + program.name +
+                  "' is missing");
+    const runtime::Tensor &t = it->second;
+    if (t.dtype() != c.dtype)
+      throw Error("input '" + name + "' is " +
+                  std::string(ir::dtypeName(t.dtype())) + " but program '" +
+                  program.name + "' declares it " +
+                  std::string(ir::dtypeName(c.dtype)));
+    if (t.rank() != c.shape.size())
+      throw Error("input '" + name + "' has shape " + shapeText(t.shape()) +
+                  " but program '" + program.name + "' declares rank " +
+                  std::to_string(c.shape.size()) + " " + shapeText(c.shape));
+    for (std::size_t d = 0; d < c.shape.size(); ++d) {
+      if (c.shape[d].kind() != ir::ExprKind::Sym)
+        continue;
+      const std::string &sym = c.shape[d].symbolName();
+      std::string here = "input '" + name + "' dimension " + std::to_string(d);
+      std::int64_t extent = t.shape()[d];
+      auto [bound, fresh] = symbols.emplace(sym, extent);
+      if (fresh) {
+        origin[sym] = here;
+      } else if (bound->second != extent) {
+        throw Error("symbol '" + sym + "' is " + std::to_string(bound->second) +
+                    " from " + origin[sym] + " but " + here + " has extent " +
+                    std::to_string(extent));
+      }
+    }
+  }
+
+  for (const std::string &name : program.inputs) {
+    std::vector<std::int64_t> want = shapeOf(program.container(name));
+    const runtime::Tensor &t = inputs.find(name)->second;
+    // The declared form adds something only when it has symbols.
+    std::string declared = shapeText(program.container(name).shape);
+    if (t.shape() != want)
+      throw Error("input '" + name + "' has shape " + shapeText(t.shape()) +
+                  " but program '" + program.name + "' expects " +
+                  shapeText(want) +
+                  (declared == shapeText(want) ? "" : " (" + declared + ")"));
+  }
+}
+
+std::vector<std::int64_t>
+Interpreter::Impl::shapeOf(const ir::Container &c) const {
+  std::vector<std::int64_t> shape;
+  for (const ir::Expr &d : c.shape) {
+    std::int64_t v;
+    try {
+      v = d.evaluate(symbols);
+    } catch (const Error &err) {
+      throw Error("cannot size container '" + c.name + "' " +
+                  shapeText(c.shape) + ": " + err.what() +
+                  "; bind it with InterpretOptions::symbols");
+    }
+    if (v < 0)
+      throw Error("container '" + c.name + "' " + shapeText(c.shape) +
+                  " has negative extent " + std::to_string(v) + " (" + d.str() +
+                  ")");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+void Interpreter::Impl::allocate(TensorMap inputs) {
+  for (const auto &[name, c] : program.containers) {
+    bool isInput = std::find(program.inputs.begin(), program.inputs.end(),
+                             name) != program.inputs.end();
+    // Inputs are copied: the program may write them, the caller's must not
+    // change.
+    if (isInput)
+      values.emplace(name, inputs.find(name)->second.clone());
+    else if (c.isConstant())
+      try {
+        values.emplace(
+            name, runtime::Tensor::fromBlob(c.dtype, shapeOf(c), c.constant));
+      } catch (const Error &err) {
+        throw Error("constant container '" + name + "': " + err.what());
+      }
+    else
+      values.emplace(name, runtime::Tensor(c.dtype, shapeOf(c)));
+  }
+  for (const ir::State &s : program.states)
+    for (const ir::Node &n : s.nodes)
+      if (n.kind == NodeKind::Tasklet)
+        try {
+          tasklets.emplace(
+              n.id, CompiledTasklet(*n.tasklet().code, n.inputs, n.outputs));
+        } catch (const Error &err) {
+          throw Error(describe(n) + ": " + err.what());
+        }
+}
+
+void Interpreter::Impl::skipFinished() {
+  while (state < plans.size() && position >= plans[state].order.at(0).size()) {
+    ++state;
+    position = 0;
+  }
+}
+
+runtime::Tensor &Interpreter::Impl::tensor(const std::string &name) {
+  auto it = values.find(name);
+  if (it == values.end())
+    throw Error("program '" + program.name + "' has no container '" + name +
+                "'");
+  return it->second;
+}
+
+runtime::Tensor &
+Interpreter::Impl::writable(const std::string &name,
+                            const std::function<std::string()> &who) {
+  runtime::Tensor &t = tensor(name);
+  if (t.readOnly())
+    throw Error(who() + " writes constant container '" + name +
+                "', which is read-only");
+  return t;
+}
+
+std::string Interpreter::Impl::where(const ir::Bindings &b) const {
+  std::string s;
+  for (const std::string &p : activeParams) {
+    auto it = b.find(p);
+    if (it != b.end())
+      s += (s.empty() ? " at " : ", ") + p + " = " + std::to_string(it->second);
+  }
+  return s;
+}
+
+Box Interpreter::Impl::evalSubset(
+    const ir::Edge &e, const runtime::Tensor &t, const ir::Bindings &b,
+    const std::function<std::string()> &who) const {
+  const ir::Subset &subset = e.memlet.subset;
+  if (subset.dims.size() != t.rank())
+    throw Error(edgeText(e) + " has rank " +
+                std::to_string(subset.dims.size()) + " but container '" +
+                e.memlet.container + "' is " + t.describe());
+  Box box;
+  for (std::size_t d = 0; d < subset.dims.size(); ++d) {
+    const ir::Range &r = subset.dims[d];
+    auto what = [&] { return who() + " " + edgeText(e) + where(b); };
+    std::int64_t begin = evaluate(r.begin, b, what);
+    std::int64_t end = evaluate(r.end, b, what);
+    std::int64_t step = evaluate(r.step, b, what);
+    if (step <= 0)
+      throw Error(what() + ": step " + std::to_string(step) + " in dimension " +
+                  std::to_string(d) + " is not positive");
+    std::int64_t extent = t.shape()[d];
+    std::int64_t size = 0;
+    if (end > begin) {
+      if (begin < 0 || begin >= extent || end > extent)
+        throw Error(what() + " is out of bounds in dimension " +
+                    std::to_string(d) + ": [" + std::to_string(begin) + ", " +
+                    std::to_string(end) + ") outside container '" +
+                    e.memlet.container + "' " + t.describe());
+      size = (end - begin - 1) / step + 1;
+    }
+    box.begin.push_back(begin);
+    box.step.push_back(step);
+    box.size.push_back(size);
+    box.volume *= size;
+  }
+  return box;
+}
+
+void Interpreter::Impl::runNode(const StatePlan &plan, NodeId id,
+                                const ir::Bindings &b) {
+  const ir::Node &n = *plan.nodes.at(id);
+  switch (n.kind) {
+  case NodeKind::Access:
+    return runCopies(plan, n, b);
+  case NodeKind::Tasklet:
+    return runTasklet(plan, n, b);
+  case NodeKind::MapEntry:
+    return runMap(plan, n, b);
+  case NodeKind::MapExit:
+    return;
+  case NodeKind::Library:
+  case NodeKind::Primitive:
+    break;
+  }
+  checkRunnable(); // throws the message for the node's kind
+}
+
+void Interpreter::Impl::runMap(const StatePlan &plan, const ir::Node &entry,
+                               const ir::Bindings &outer) {
+  ir::Bindings b = outer;
+  std::size_t depth = activeParams.size();
+  for (const std::string &p : entry.map().params)
+    activeParams.push_back(p);
+  iterate(plan, entry, b, 0);
+  activeParams.resize(depth);
+}
+
+void Interpreter::Impl::iterate(const StatePlan &plan, const ir::Node &entry,
+                                ir::Bindings &b, std::size_t dim) {
+  const ir::MapData &m = entry.map();
+  if (dim == m.params.size()) {
+    for (NodeId id : plan.order.at(entry.id))
+      runNode(plan, id, b);
+    return;
+  }
+  const ir::Range &r = m.ranges[dim];
+  auto what = [&] {
+    return describe(entry) + " range " + r.str() + " of '" + m.params[dim] +
+           "'" + where(b);
+  };
+  std::int64_t begin = evaluate(r.begin, b, what);
+  std::int64_t end = evaluate(r.end, b, what);
+  std::int64_t step = evaluate(r.step, b, what);
+  if (step <= 0)
+    throw Error(what() + ": step " + std::to_string(step) + " is not positive");
+  if (end <= begin)
+    return;
+  // Counted in unsigned arithmetic so that ranges near the int64 limits
+  // cannot overflow.
+  auto span =
+      static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(begin);
+  auto ustep = static_cast<std::uint64_t>(step);
+  std::uint64_t count = span / ustep + (span % ustep != 0);
+  for (std::uint64_t k = 0; k < count; ++k) {
+    b[m.params[dim]] = static_cast<std::int64_t>(
+        static_cast<std::uint64_t>(begin) + k * ustep);
+    iterate(plan, entry, b, dim + 1);
+  }
+}
+
+void Interpreter::Impl::runTasklet(const StatePlan &plan, const ir::Node &n,
+                                   const ir::Bindings &b) {
+  static const std::vector<const ir::Edge *> kNone;
+  auto inIt = plan.in.find(n.id);
+  auto outIt = plan.out.find(n.id);
+  const auto &ins = inIt == plan.in.end() ? kNone : inIt->second;
+  const auto &outs = outIt == plan.out.end() ? kNone : outIt->second;
+
+  std::vector<Value> args(n.inputs.size());
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const ir::Connector &c = n.inputs[i];
+    auto e = std::find_if(ins.begin(), ins.end(), [&](const ir::Edge *e) {
+      return e->dstConn == c.name;
+    });
+    if (e == ins.end())
+      throw Error(describe(n) + ": input connector '" + c.name +
+                  "' has no incoming edge");
+    const ir::Edge &edge = **e;
+    if (edge.memlet.empty()) {
+      auto h = handed.find({edge.src, edge.srcConn});
+      if (h == handed.end())
+        throw Error(describe(n) + ": input connector '" + c.name +
+                    "' is fed by an empty memlet that carries no value (only "
+                    "a tasklet's output can be handed over directly)");
+      if (h->second.dtype != c.dtype)
+        throw Error(describe(n) + ": input connector '" + c.name + "' is " +
+                    std::string(ir::dtypeName(c.dtype)) + " but receives a " +
+                    std::string(ir::dtypeName(h->second.dtype)) + " value");
+      args[i] = h->second;
+      continue;
+    }
+    const runtime::Tensor &t = tensor(edge.memlet.container);
+    Box box = evalSubset(edge, t, b, [&] {
+      return describe(n) + " input '" + c.name + "' through";
+    });
+    if (box.volume != 1)
+      throw Error(describe(n) + ": input connector '" + c.name + "' reads " +
+                  std::to_string(box.volume) + " elements through " +
+                  edgeText(edge) + where(b) +
+                  "; only single elements can feed a tasklet connector "
+                  "(wider memlets into tasklets are not supported)");
+    std::int64_t flat = 0;
+    std::vector<std::int64_t> strides = t.strides();
+    for (std::size_t d = 0; d < box.begin.size(); ++d)
+      flat += box.begin[d] * strides[d];
+    args[i] = loadElement(t, flat);
+  }
+
+  std::vector<Value> results(n.outputs.size());
+  try {
+    tasklets.at(n.id).run(args, results);
+  } catch (const Error &err) {
+    throw Error(describe(n) + where(b) + ": " + err.what());
+  }
+
+  for (std::size_t j = 0; j < n.outputs.size(); ++j) {
+    const ir::Connector &c = n.outputs[j];
+    for (const ir::Edge *e : outs) {
+      if (e->srcConn != c.name)
+        continue;
+      if (e->memlet.empty()) {
+        if (plan.nodes.at(e->dst)->kind == NodeKind::Tasklet)
+          handed[{n.id, c.name}] = results[j];
+        continue;
+      }
+      runtime::Tensor &t = writable(e->memlet.container, [&] {
+        return describe(n) + " through " + edgeText(*e);
+      });
+      Box box = evalSubset(*e, t, b, [&] {
+        return describe(n) + " output '" + c.name + "' through";
+      });
+      if (box.volume != 1)
+        throw Error(describe(n) + ": output connector '" + c.name +
+                    "' writes " + std::to_string(box.volume) +
+                    " elements through " + edgeText(*e) + where(b) +
+                    "; a tasklet connector produces a single element "
+                    "(wider memlets out of tasklets are not supported)");
+      std::int64_t flat = 0;
+      std::vector<std::int64_t> strides = t.strides();
+      for (std::size_t d = 0; d < box.begin.size(); ++d)
+        flat += box.begin[d] * strides[d];
+      Value v = results[j];
+      if (e->memlet.wcr)
+        v = combine(*e->memlet.wcr, loadElement(t, flat), v);
+      storeElement(t, flat, v);
+    }
+  }
+}
+
+void Interpreter::Impl::runCopies(const StatePlan &plan, const ir::Node &n,
+                                  const ir::Bindings &b) {
+  auto inIt = plan.in.find(n.id);
+  if (inIt == plan.in.end())
+    return;
+  for (const ir::Edge *e : inIt->second) {
+    const ir::Node &src = *plan.nodes.at(e->src);
+    if (src.kind != NodeKind::Access || e->memlet.empty())
+      continue;
+    const std::string &from = src.access().container;
+    const std::string &to = n.access().container;
+    const std::string &named = e->memlet.container;
+    const std::string &other = named == from ? to : from;
+    runtime::Tensor &dst = writable(to, [&] { return edgeText(*e); });
+    const runtime::Tensor &namedT = tensor(named);
+    const runtime::Tensor &otherT = tensor(other);
+    Box box = evalSubset(*e, namedT, b, [&] {
+      return "the copy from '" + from + "' to '" + to + "' through";
+    });
+    bool sameShape = namedT.shape() == otherT.shape();
+    if (!sameShape && otherT.elementCount() != box.volume)
+      throw Error(edgeText(*e) + where(b) + " copies " +
+                  std::to_string(box.volume) + " elements of '" + named +
+                  "' but container '" + other + "' " + otherT.describe() +
+                  " has neither the same shape nor that many elements");
+    // Index pairs in the named container and in the other one; the values
+    // are all read before any is written, in case the two overlap.
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    std::int64_t k = 0;
+    forEachElement(box, namedT.strides(), [&](std::int64_t flat) {
+      pairs.push_back({flat, sameShape ? flat : k});
+      ++k;
+    });
+    bool namedIsSource = named == from;
+    const runtime::Tensor &srcT = tensor(from);
+    std::vector<Value> moved;
+    moved.reserve(pairs.size());
+    for (const auto &[inNamed, inOther] : pairs)
+      moved.push_back(loadElement(srcT, namedIsSource ? inNamed : inOther));
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      std::int64_t at = namedIsSource ? pairs[i].second : pairs[i].first;
+      Value v = moved[i];
+      if (e->memlet.wcr)
+        v = combine(*e->memlet.wcr, loadElement(dst, at), v);
+      storeElement(dst, at, v);
+    }
+  }
+}
+
+Interpreter::Interpreter(const ir::Program &program, TensorMap inputs,
+                         InterpretOptions options)
+    : impl_(std::make_unique<Impl>(program, std::move(inputs),
+                                   std::move(options))) {}
+Interpreter::~Interpreter() = default;
+Interpreter::Interpreter(Interpreter &&) noexcept = default;
+Interpreter &Interpreter::operator=(Interpreter &&) noexcept = default;
+
+bool Interpreter::done() const { return impl_->state >= impl_->plans.size(); }
+
+NodeId Interpreter::nextNode() const {
+  if (done())
+    return 0;
+  return impl_->plans[impl_->state].order.at(0)[impl_->position];
+}
+
+std::size_t Interpreter::currentState() const { return impl_->state; }
+
+void Interpreter::step() {
+  if (done())
+    throw Error("program '" + impl_->program.name +
+                "' has finished; there is no step left to run");
+  const StatePlan &plan = impl_->plans[impl_->state];
+  impl_->activeParams.clear();
+  impl_->runNode(plan, nextNode(), impl_->symbols);
+  ++impl_->position;
+  impl_->skipFinished();
+}
+
+void Interpreter::run() {
+  while (!done())
+    step();
+}
+
+const runtime::Tensor &Interpreter::value(std::string_view container) const {
+  return impl_->tensor(std::string(container));
+}
+
+TensorMap Interpreter::outputs() const {
+  TensorMap out;
+  for (const std::string &name : impl_->program.outputs)
+    out.emplace(name, impl_->tensor(name).clone());
+  return out;
+}
+
+const ir::Bindings &Interpreter::symbols() const { return impl_->symbols; }
+
+TensorMap interpret(const ir::Program &program, const TensorMap &inputs,
+                    const InterpretOptions &options) {
+  Interpreter interpreter(program, inputs, options);
+  interpreter.run();
+  return interpreter.outputs();
+}
+
+} // namespace weir::interp

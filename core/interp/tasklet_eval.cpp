@@ -1,0 +1,730 @@
+/// \file
+/// Typed evaluation of tasklet code: values, conversions, element loads and
+/// stores, write-conflict resolution, and the compiled tasklet whose literal
+/// types are settled once so that each map iteration only evaluates.
+
+#include "core/interp/tasklet_eval.h"
+
+#include "ir/error.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+
+namespace weir::interp {
+namespace {
+
+using ir::DType;
+using ir::tasklet::BinaryOp;
+using ir::tasklet::ExprKind;
+using ir::tasklet::Func;
+using ir::tasklet::UnaryOp;
+
+int widthBits(DType t) {
+  switch (t) {
+  case DType::I8:
+  case DType::U8:
+    return 8;
+  case DType::I16:
+  case DType::U16:
+    return 16;
+  case DType::I32:
+  case DType::U32:
+    return 32;
+  default:
+    return 64;
+  }
+}
+
+/// Reduce 64 bits to the canonical form of an integer of type `t`: the low
+/// bits sign- or zero-extended. C++20 defines the narrowing conversions used
+/// here as modular.
+std::uint64_t wrapBits(DType t, std::uint64_t v) {
+  switch (t) {
+  case DType::I8:
+    return static_cast<std::uint64_t>(
+        static_cast<std::int64_t>(static_cast<std::int8_t>(v)));
+  case DType::I16:
+    return static_cast<std::uint64_t>(
+        static_cast<std::int64_t>(static_cast<std::int16_t>(v)));
+  case DType::I32:
+    return static_cast<std::uint64_t>(
+        static_cast<std::int64_t>(static_cast<std::int32_t>(v)));
+  case DType::U8:
+    return v & 0xffu;
+  case DType::U16:
+    return v & 0xffffu;
+  case DType::U32:
+    return v & 0xffffffffu;
+  case DType::Bool:
+    return v != 0;
+  default:
+    return v;
+  }
+}
+
+std::int64_t asSigned(std::uint64_t bits) {
+  return static_cast<std::int64_t>(bits);
+}
+
+/// Round to the precision a value of float type `t` is held in between
+/// operations: double for f64, float for the others.
+double computePrecision(DType t, double v) {
+  return t == DType::F64 ? v : static_cast<double>(static_cast<float>(v));
+}
+
+/// Round to the precision of `t` itself (f16 and bf16 included).
+double storagePrecision(DType t, double v) {
+  switch (t) {
+  case DType::F64:
+    return v;
+  case DType::F16:
+    return runtime::halfToFloat(runtime::doubleToHalf(v));
+  case DType::BF16:
+    return runtime::bfloat16ToFloat(runtime::doubleToBfloat16(v));
+  default:
+    return static_cast<float>(v);
+  }
+}
+
+/// Truncate toward zero, saturate at the range of `t`, NaN to 0.
+std::uint64_t floatToIntBits(double v, DType t) {
+  if (std::isnan(v))
+    return 0;
+  v = std::trunc(v);
+  int w = widthBits(t);
+  if (ir::isSignedInt(t)) {
+    double limit = std::ldexp(1.0, w - 1); // 2^(w-1), exact
+    std::int64_t lo = w == 64 ? std::numeric_limits<std::int64_t>::min()
+                              : -(std::int64_t(1) << (w - 1));
+    std::int64_t hi = w == 64 ? std::numeric_limits<std::int64_t>::max()
+                              : (std::int64_t(1) << (w - 1)) - 1;
+    if (v <= -limit)
+      return static_cast<std::uint64_t>(lo);
+    if (v >= limit)
+      return static_cast<std::uint64_t>(hi);
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+  }
+  if (v <= 0)
+    return 0;
+  if (v >= std::ldexp(1.0, w))
+    return w == 64 ? std::numeric_limits<std::uint64_t>::max()
+                   : (std::uint64_t(1) << w) - 1;
+  return static_cast<std::uint64_t>(v);
+}
+
+template <typename T> T loadAs(const std::byte *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename T> void storeAs(std::byte *p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+Value floatArith(BinaryOp op, DType t, double a, double b) {
+  if (t == DType::F64) {
+    double r = 0;
+    switch (op) {
+    case BinaryOp::Add:
+      r = a + b;
+      break;
+    case BinaryOp::Sub:
+      r = a - b;
+      break;
+    case BinaryOp::Mul:
+      r = a * b;
+      break;
+    case BinaryOp::Div:
+      r = a / b;
+      break;
+    case BinaryOp::Mod:
+      r = std::fmod(a, b);
+      break;
+    default:
+      assert(false && "not an arithmetic operator");
+    }
+    return Value::ofFloat(t, r);
+  }
+  float x = static_cast<float>(a), y = static_cast<float>(b), r = 0;
+  switch (op) {
+  case BinaryOp::Add:
+    r = x + y;
+    break;
+  case BinaryOp::Sub:
+    r = x - y;
+    break;
+  case BinaryOp::Mul:
+    r = x * y;
+    break;
+  case BinaryOp::Div:
+    r = x / y;
+    break;
+  case BinaryOp::Mod:
+    r = std::fmod(x, y);
+    break;
+  default:
+    assert(false && "not an arithmetic operator");
+  }
+  return Value::ofFloat(t, r);
+}
+
+Value intArith(BinaryOp op, DType t, std::uint64_t a, std::uint64_t b,
+               const std::string &text) {
+  std::uint64_t r = 0;
+  switch (op) {
+  case BinaryOp::Add:
+    r = a + b;
+    break;
+  case BinaryOp::Sub:
+    r = a - b;
+    break;
+  case BinaryOp::Mul:
+    r = a * b;
+    break;
+  case BinaryOp::Div:
+  case BinaryOp::Mod: {
+    bool div = op == BinaryOp::Div;
+    if (b == 0)
+      throw Error(std::string("integer ") + (div ? "division" : "remainder") +
+                  " by zero in '" + text + "'");
+    if (ir::isSignedInt(t)) {
+      // -1 is split off because MIN / -1 overflows int64; negation in
+      // unsigned arithmetic wraps instead.
+      if (asSigned(b) == -1)
+        r = div ? 0 - a : 0;
+      else
+        r = static_cast<std::uint64_t>(div ? asSigned(a) / asSigned(b)
+                                           : asSigned(a) % asSigned(b));
+    } else {
+      r = div ? a / b : a % b;
+    }
+    break;
+  }
+  default:
+    assert(false && "not an arithmetic operator");
+  }
+  return Value{t, 0, wrapBits(t, r)};
+}
+
+bool compare(BinaryOp op, DType t, const Value &a, const Value &b) {
+  auto cmp = [op](auto x, auto y) {
+    switch (op) {
+    case BinaryOp::Eq:
+      return x == y;
+    case BinaryOp::Ne:
+      return x != y;
+    case BinaryOp::Lt:
+      return x < y;
+    case BinaryOp::Le:
+      return x <= y;
+    case BinaryOp::Gt:
+      return x > y;
+    case BinaryOp::Ge:
+      return x >= y;
+    default:
+      assert(false && "not a comparison");
+      return false;
+    }
+  };
+  if (ir::isFloat(t))
+    return cmp(a.f, b.f);
+  if (ir::isSignedInt(t))
+    return cmp(asSigned(a.bits), asSigned(b.bits));
+  return cmp(a.bits, b.bits);
+}
+
+bool isComparison(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+    return true;
+  default:
+    return false;
+  }
+}
+
+template <typename F> F floatMinMax(bool isMax, F a, F b) {
+  // NaN wins, as in numpy's minimum/maximum and ONNX Min/Max.
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<F>::quiet_NaN();
+  return isMax ? std::max(a, b) : std::min(a, b);
+}
+
+template <typename F> F floatCall(Func f, F x, F y) {
+  switch (f) {
+  case Func::Exp:
+    return std::exp(x);
+  case Func::Log:
+    return std::log(x);
+  case Func::Sqrt:
+    return std::sqrt(x);
+  case Func::Rsqrt:
+    return F(1) / std::sqrt(x);
+  case Func::Tanh:
+    return std::tanh(x);
+  case Func::Erf:
+    return std::erf(x);
+  case Func::Abs:
+    return std::fabs(x);
+  case Func::Min:
+    return floatMinMax(false, x, y);
+  case Func::Max:
+    return floatMinMax(true, x, y);
+  case Func::Pow:
+    return std::pow(x, y);
+  case Func::Floor:
+    return std::floor(x);
+  case Func::Ceil:
+    return std::ceil(x);
+  case Func::Sigmoid:
+    return F(1) / (F(1) + std::exp(-x));
+  }
+  assert(false && "unknown Func");
+  return x;
+}
+
+Value call(Func f, DType t, const Value &a, const Value &b) {
+  if (ir::isFloat(t)) {
+    if (t == DType::F64)
+      return Value::ofFloat(t, floatCall<double>(f, a.f, b.f));
+    return Value::ofFloat(t, floatCall<float>(f, static_cast<float>(a.f),
+                                              static_cast<float>(b.f)));
+  }
+  // The type checker admits only abs, min and max on integers.
+  bool sgn = ir::isSignedInt(t);
+  auto less = [sgn](std::uint64_t x, std::uint64_t y) {
+    return sgn ? asSigned(x) < asSigned(y) : x < y;
+  };
+  switch (f) {
+  case Func::Abs:
+    return Value{
+        t, 0, wrapBits(t, sgn && asSigned(a.bits) < 0 ? 0 - a.bits : a.bits)};
+  case Func::Min:
+    return less(b.bits, a.bits) ? b : a;
+  case Func::Max:
+    return less(a.bits, b.bits) ? b : a;
+  default:
+    throw Error("'" + std::string(ir::tasklet::funcName(f)) +
+                "' needs a floating-point argument, got " +
+                std::string(ir::dtypeName(t)));
+  }
+}
+
+Value negate(const Value &v) {
+  if (ir::isFloat(v.dtype))
+    return Value::ofFloat(v.dtype, -v.f);
+  return Value{v.dtype, 0, wrapBits(v.dtype, 0 - v.bits)};
+}
+
+} // namespace
+
+Value Value::ofFloat(DType dtype, double value) {
+  return Value{dtype, computePrecision(dtype, value), 0};
+}
+
+Value Value::ofInt(DType dtype, std::int64_t value) {
+  return Value{dtype, 0, wrapBits(dtype, static_cast<std::uint64_t>(value))};
+}
+
+Value Value::ofBool(bool value) { return Value{DType::Bool, 0, value}; }
+
+double Value::toDouble() const {
+  if (ir::isFloat(dtype))
+    return f;
+  if (ir::isSignedInt(dtype))
+    return static_cast<double>(asSigned(bits));
+  return static_cast<double>(bits);
+}
+
+Value convert(const Value &v, DType to) {
+  if (v.dtype == to)
+    return v;
+  if (ir::isFloat(v.dtype)) {
+    if (ir::isFloat(to))
+      return Value{to, storagePrecision(to, v.f), 0};
+    if (to == DType::Bool)
+      return Value::ofBool(v.f != 0);
+    return Value{to, 0, floatToIntBits(v.f, to)};
+  }
+  // From an integer or bool.
+  if (ir::isFloat(to)) {
+    // f32 converts straight from the integer: through double it could
+    // round twice. f16 and bf16 go through double, which is exact for
+    // every integer they can hold.
+    if (to == DType::F32)
+      return Value{to,
+                   ir::isSignedInt(v.dtype)
+                       ? static_cast<float>(asSigned(v.bits))
+                       : static_cast<float>(v.bits),
+                   0};
+    return Value{to, storagePrecision(to, v.toDouble()), 0};
+  }
+  if (to == DType::Bool)
+    return Value::ofBool(v.bits != 0);
+  return Value{to, 0, wrapBits(to, v.bits)};
+}
+
+Value loadElement(const runtime::Tensor &t, std::int64_t flatIndex) {
+  const std::byte *p =
+      t.data() + static_cast<std::size_t>(flatIndex) * ir::dtypeSize(t.dtype());
+  DType d = t.dtype();
+  switch (d) {
+  case DType::F32:
+    return Value::ofFloat(d, loadAs<float>(p));
+  case DType::F64:
+    return Value::ofFloat(d, loadAs<double>(p));
+  case DType::F16:
+    return Value::ofFloat(d, runtime::halfToFloat(loadAs<std::uint16_t>(p)));
+  case DType::BF16:
+    return Value::ofFloat(d,
+                          runtime::bfloat16ToFloat(loadAs<std::uint16_t>(p)));
+  case DType::I8:
+    return Value::ofInt(d, loadAs<std::int8_t>(p));
+  case DType::I16:
+    return Value::ofInt(d, loadAs<std::int16_t>(p));
+  case DType::I32:
+    return Value::ofInt(d, loadAs<std::int32_t>(p));
+  case DType::I64:
+    return Value::ofInt(d, loadAs<std::int64_t>(p));
+  case DType::U8:
+    return Value{d, 0, loadAs<std::uint8_t>(p)};
+  case DType::U16:
+    return Value{d, 0, loadAs<std::uint16_t>(p)};
+  case DType::U32:
+    return Value{d, 0, loadAs<std::uint32_t>(p)};
+  case DType::U64:
+    return Value{d, 0, loadAs<std::uint64_t>(p)};
+  case DType::Bool:
+    return Value::ofBool(loadAs<std::uint8_t>(p) != 0);
+  }
+  assert(false && "unknown DType");
+  return {};
+}
+
+void storeElement(runtime::Tensor &t, std::int64_t flatIndex, const Value &v) {
+  DType d = t.dtype();
+  Value c = convert(v, d);
+  std::byte *p =
+      t.mutableData() + static_cast<std::size_t>(flatIndex) * ir::dtypeSize(d);
+  switch (d) {
+  case DType::F32:
+    return storeAs(p, static_cast<float>(c.f));
+  case DType::F64:
+    return storeAs(p, c.f);
+  case DType::F16:
+    return storeAs(p, runtime::doubleToHalf(c.f));
+  case DType::BF16:
+    return storeAs(p, runtime::doubleToBfloat16(c.f));
+  case DType::I8:
+  case DType::U8:
+  case DType::Bool:
+    return storeAs(p, static_cast<std::uint8_t>(c.bits));
+  case DType::I16:
+  case DType::U16:
+    return storeAs(p, static_cast<std::uint16_t>(c.bits));
+  case DType::I32:
+  case DType::U32:
+    return storeAs(p, static_cast<std::uint32_t>(c.bits));
+  case DType::I64:
+  case DType::U64:
+    return storeAs(p, c.bits);
+  }
+  assert(false && "unknown DType");
+}
+
+Value combine(ir::Wcr wcr, const Value &existing, const Value &incoming) {
+  DType t = existing.dtype;
+  Value in = convert(incoming, t);
+  if (t == DType::Bool) {
+    bool orLike = wcr == ir::Wcr::Sum || wcr == ir::Wcr::Max;
+    return Value::ofBool(orLike ? (existing.bits || in.bits)
+                                : (existing.bits && in.bits));
+  }
+  switch (wcr) {
+  case ir::Wcr::Sum:
+  case ir::Wcr::Prod: {
+    BinaryOp op = wcr == ir::Wcr::Sum ? BinaryOp::Add : BinaryOp::Mul;
+    if (ir::isFloat(t))
+      return floatArith(op, t, existing.f, in.f);
+    return intArith(op, t, existing.bits, in.bits, "");
+  }
+  case ir::Wcr::Max:
+    return call(Func::Max, t, existing, in);
+  case ir::Wcr::Min:
+    return call(Func::Min, t, existing, in);
+  }
+  assert(false && "unknown Wcr");
+  return existing;
+}
+
+/// Settles the type of every subexpression by the rules of
+/// tasklet::typeCheck: a literal takes the type of the typed operand beside
+/// it, so types flow bottom-up (infer) and then down into literals (build).
+struct CompiledTasklet::Builder {
+  enum class Lit : std::uint8_t { None, Int, Float };
+  struct Ty {
+    DType dtype;
+    Lit lit = Lit::None;
+  };
+
+  explicit Builder(CompiledTasklet &out) : out(out) {}
+
+  static bool fits(Ty t, DType to) {
+    switch (t.lit) {
+    case Lit::None:
+      return t.dtype == to;
+    case Lit::Int:
+      return ir::isFloat(to) || ir::isInteger(to);
+    case Lit::Float:
+      return ir::isFloat(to);
+    }
+    return false;
+  }
+
+  static Ty unify(Ty a, Ty b) {
+    if (a.lit != Lit::None && b.lit != Lit::None)
+      return a.lit == Lit::Float ? a : b;
+    return a.lit == Lit::None ? a : b;
+  }
+
+  Ty infer(const ir::tasklet::Expr &e) {
+    if (auto it = memo.find(&e); it != memo.end())
+      return it->second;
+    Ty t{DType::Bool};
+    switch (e.kind) {
+    case ExprKind::FloatLit:
+      t = {DType::F32, Lit::Float};
+      break;
+    case ExprKind::IntLit:
+      t = {DType::I64, Lit::Int};
+      break;
+    case ExprKind::BoolLit:
+      break;
+    case ExprKind::Var: {
+      auto it = vars.find(e.name);
+      if (it == vars.end())
+        throw Error("'" + e.name +
+                    "' is not an input connector or an "
+                    "earlier temporary");
+      t = {it->second.second};
+      break;
+    }
+    case ExprKind::Unary:
+      if (e.unaryOp == UnaryOp::Neg)
+        t = infer(*e.operands[0]);
+      break;
+    case ExprKind::Binary:
+      if (e.binaryOp != BinaryOp::And && e.binaryOp != BinaryOp::Or &&
+          !isComparison(e.binaryOp))
+        t = unify(infer(*e.operands[0]), infer(*e.operands[1]));
+      break;
+    case ExprKind::Call:
+      t = infer(*e.operands[0]);
+      if (e.operands.size() == 2)
+        t = unify(t, infer(*e.operands[1]));
+      break;
+    case ExprKind::Select:
+      t = unify(infer(*e.operands[1]), infer(*e.operands[2]));
+      break;
+    case ExprKind::Cast:
+      t = {e.castTo};
+      break;
+    }
+    memo.emplace(&e, t);
+    return t;
+  }
+
+  /// The concrete type of `e` where `want` is the type its context expects
+  /// (used only when `e` is still a literal).
+  DType settle(Ty t, std::optional<DType> want) {
+    if (t.lit != Lit::None && want && fits(t, *want))
+      return *want;
+    return t.dtype;
+  }
+
+  int build(const ir::tasklet::Expr &e, std::optional<DType> want) {
+    DType type = settle(infer(e), want);
+    Node n;
+    n.kind = e.kind;
+    n.type = type;
+    switch (e.kind) {
+    case ExprKind::FloatLit:
+      n.literal = ir::isFloat(type)
+                      ? Value::ofFloat(type, e.floatValue)
+                      : convert(Value::ofFloat(DType::F64, e.floatValue), type);
+      break;
+    case ExprKind::IntLit:
+      if (ir::isFloat(type)) {
+        // Computed at float precision for f16/bf16 (see the file comment).
+        DType compute = type == DType::F64 ? type : DType::F32;
+        n.literal = convert(Value::ofInt(DType::I64, e.intValue), compute);
+        n.literal.dtype = type;
+      } else {
+        n.literal = convert(Value::ofInt(DType::I64, e.intValue), type);
+      }
+      break;
+    case ExprKind::BoolLit:
+      n.literal = Value::ofBool(e.intValue != 0);
+      break;
+    case ExprKind::Var:
+      n.slot = vars.at(e.name).first;
+      break;
+    case ExprKind::Unary:
+      n.unaryOp = e.unaryOp;
+      n.operands = {build(*e.operands[0], type)};
+      break;
+    case ExprKind::Binary: {
+      n.binaryOp = e.binaryOp;
+      DType operands = type;
+      if (e.binaryOp == BinaryOp::And || e.binaryOp == BinaryOp::Or) {
+        operands = DType::Bool;
+      } else if (isComparison(e.binaryOp)) {
+        Ty common = unify(infer(*e.operands[0]), infer(*e.operands[1]));
+        operands = common.dtype;
+        n.operandType = operands;
+      } else if (!ir::isFloat(type) &&
+                 (e.binaryOp == BinaryOp::Div || e.binaryOp == BinaryOp::Mod)) {
+        n.text = ir::tasklet::print(e);
+      }
+      n.operands = {build(*e.operands[0], operands),
+                    build(*e.operands[1], operands)};
+      break;
+    }
+    case ExprKind::Call:
+      n.func = e.func;
+      for (const ir::tasklet::ExprPtr &op : e.operands)
+        n.operands.push_back(build(*op, type));
+      break;
+    case ExprKind::Select:
+      n.operands = {build(*e.operands[0], DType::Bool),
+                    build(*e.operands[1], type), build(*e.operands[2], type)};
+      break;
+    case ExprKind::Cast: {
+      const ir::tasklet::Expr &op = *e.operands[0];
+      n.operands = {build(op, settle(infer(op), e.castTo))};
+      break;
+    }
+    }
+    out.nodes_.push_back(std::move(n));
+    return static_cast<int>(out.nodes_.size()) - 1;
+  }
+
+  CompiledTasklet &out;
+  /// Readable variables: name -> (slot, dtype).
+  std::map<std::string, std::pair<int, DType>, std::less<>> vars;
+  std::map<const ir::tasklet::Expr *, Ty> memo;
+};
+
+CompiledTasklet::CompiledTasklet(const ir::tasklet::Code &code,
+                                 const std::vector<ir::Connector> &inputs,
+                                 const std::vector<ir::Connector> &outputs)
+    : inputCount_(inputs.size()), outputCount_(outputs.size()) {
+  ir::tasklet::ConnectorTypes inTypes, outTypes;
+  for (const ir::Connector &c : inputs)
+    inTypes[c.name] = c.dtype;
+  for (const ir::Connector &c : outputs)
+    outTypes[c.name] = c.dtype;
+  std::vector<ir::tasklet::TypeIssue> issues =
+      ir::tasklet::typeCheck(code, inTypes, outTypes);
+  if (!issues.empty()) {
+    std::string message = "the code does not type check: " + issues[0].message;
+    if (issues.size() > 1)
+      message += " (and " + std::to_string(issues.size() - 1) + " more)";
+    throw Error(message);
+  }
+
+  Builder b(*this);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    b.vars[inputs[i].name] = {static_cast<int>(i), inputs[i].dtype};
+    inputTypes_.push_back(inputs[i].dtype);
+  }
+  std::map<std::string, std::pair<int, DType>, std::less<>> outSlots;
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    outSlots[outputs[i].name] = {static_cast<int>(inputs.size() + i),
+                                 outputs[i].dtype};
+  slotCount_ = inputs.size() + outputs.size();
+  for (const ir::tasklet::Assignment &s : code.statements) {
+    if (auto it = outSlots.find(s.target); it != outSlots.end()) {
+      statements_.push_back(
+          {it->second.first, b.build(*s.value, it->second.second)});
+    } else if (auto temp = b.vars.find(s.target); temp != b.vars.end()) {
+      statements_.push_back(
+          {temp->second.first, b.build(*s.value, temp->second.second)});
+    } else {
+      // A new temporary: a lone literal settles to its default type.
+      DType type = b.infer(*s.value).dtype;
+      int value = b.build(*s.value, type);
+      int slot = static_cast<int>(slotCount_++);
+      b.vars[s.target] = {slot, type};
+      statements_.push_back({slot, value});
+    }
+  }
+}
+
+void CompiledTasklet::run(std::span<const Value> inputs,
+                          std::span<Value> outputs) const {
+  assert(inputs.size() == inputCount_ && outputs.size() == outputCount_);
+  std::vector<Value> slots(slotCount_);
+  // Inputs arrive in their connectors' dtypes from validated programs;
+  // converting costs nothing then and keeps a stray caller well defined.
+  for (std::size_t i = 0; i < inputCount_; ++i)
+    slots[i] = convert(inputs[i], inputTypes_[i]);
+  for (const Statement &s : statements_)
+    slots[s.slot] = eval(s.value, slots);
+  std::copy(slots.begin() + static_cast<std::ptrdiff_t>(inputCount_),
+            slots.begin() +
+                static_cast<std::ptrdiff_t>(inputCount_ + outputCount_),
+            outputs.begin());
+}
+
+Value CompiledTasklet::eval(int index, const std::vector<Value> &slots) const {
+  const Node &n = nodes_[static_cast<std::size_t>(index)];
+  auto operand = [&](std::size_t i) { return eval(n.operands[i], slots); };
+  switch (n.kind) {
+  case ExprKind::FloatLit:
+  case ExprKind::IntLit:
+  case ExprKind::BoolLit:
+    return n.literal;
+  case ExprKind::Var:
+    return slots[static_cast<std::size_t>(n.slot)];
+  case ExprKind::Unary: {
+    Value v = operand(0);
+    return n.unaryOp == UnaryOp::Not ? Value::ofBool(v.bits == 0) : negate(v);
+  }
+  case ExprKind::Binary: {
+    if (n.binaryOp == BinaryOp::And)
+      return Value::ofBool(operand(0).bits != 0 && operand(1).bits != 0);
+    if (n.binaryOp == BinaryOp::Or)
+      return Value::ofBool(operand(0).bits != 0 || operand(1).bits != 0);
+    Value a = operand(0), b = operand(1);
+    if (isComparison(n.binaryOp))
+      return Value::ofBool(compare(n.binaryOp, n.operandType, a, b));
+    if (ir::isFloat(n.type))
+      return floatArith(n.binaryOp, n.type, a.f, b.f);
+    return intArith(n.binaryOp, n.type, a.bits, b.bits, n.text);
+  }
+  case ExprKind::Call: {
+    Value a = operand(0);
+    Value b = n.operands.size() > 1 ? operand(1) : a;
+    return call(n.func, n.type, a, b);
+  }
+  case ExprKind::Select:
+    return operand(0).bits != 0 ? operand(1) : operand(2);
+  case ExprKind::Cast:
+    return convert(operand(0), n.type);
+  }
+  assert(false && "unknown ExprKind");
+  return {};
+}
+
+} // namespace weir::interp
