@@ -10,6 +10,8 @@
 #include "ir/json.h"
 #include "ir/validate.h"
 
+#include "conformance/node_families.h"
+
 #include <gtest/gtest.h>
 
 #include <onnx/onnx_pb.h>
@@ -21,50 +23,9 @@
 using namespace weir;
 namespace fs = std::filesystem;
 
+using namespace weir::testing_support;
+
 namespace {
-
-const fs::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
-
-bool isExcludedOp(const onnx::NodeProto &n) {
-  static const std::set<std::string> kOps{
-      "SequenceConstruct", "SequenceAt",         "SequenceEmpty",
-      "SequenceErase",     "SequenceInsert",     "SequenceLength",
-      "SequenceMap",       "SplitToSequence",    "ConcatFromSequence",
-      "Optional",          "OptionalGetElement", "OptionalHasElement",
-      "StringNormalizer",  "RegexFullMatch",     "StringSplit",
-      "StringConcat"};
-  return n.domain() == "ai.onnx.preview.training" || kOps.count(n.op_type());
-}
-
-bool isExcludedType(const onnx::TypeProto &t) {
-  if (t.has_sequence_type() || t.has_optional_type() || t.has_map_type())
-    return true;
-  return t.has_tensor_type() &&
-         t.tensor_type().elem_type() == onnx::TensorProto::STRING;
-}
-
-/// Why a model falls in an excluded family, or "" when it does not.
-std::string excludedFamily(const onnx::GraphProto &g) {
-  for (const auto *list : {&g.input(), &g.output(), &g.value_info()})
-    for (const onnx::ValueInfoProto &v : *list)
-      if (isExcludedType(v.type()))
-        return "value '" + v.name() + "' has a sequence/optional/string type";
-  for (const onnx::TensorProto &t : g.initializer())
-    if (t.data_type() == onnx::TensorProto::STRING)
-      return "string initializer";
-  for (const onnx::NodeProto &n : g.node()) {
-    if (isExcludedOp(n))
-      return "operator " + n.op_type();
-    for (const onnx::AttributeProto &a : n.attribute()) {
-      if (a.has_t() && a.t().data_type() == onnx::TensorProto::STRING)
-        return "string tensor attribute";
-      if (a.has_g())
-        if (std::string why = excludedFamily(a.g()); !why.empty())
-          return why;
-    }
-  }
-  return "";
-}
 
 TEST(NodeTests, ImportCoverageAndRoundTrip) {
   if (!fs::exists(kNodeTests))
@@ -104,9 +65,9 @@ TEST(NodeTests, ImportCoverageAndRoundTrip) {
       if (result && result->report.unsupportedOps.empty()) {
         ++clean;
       } else {
-        std::string why = result ? "unsupported " +
-                                       result->report.unsupportedOps.front()
-                                 : error;
+        std::string why =
+            result ? "unsupported " + result->report.unsupportedOps.front()
+                   : error;
         notClean.push_back(name + ": " + why);
       }
     }
