@@ -186,6 +186,18 @@ std::string ExpansionContext::addTransient(const std::string &suffix,
                           std::move(shape));
 }
 
+std::string ExpansionContext::addConstant(const std::string &suffix,
+                                          const ir::TensorValue &value) {
+  std::vector<ir::Expr> shape;
+  for (std::int64_t d : value.shape)
+    shape.push_back(ir::Expr(d));
+  std::string name = addTransient(suffix, value.dtype, std::move(shape));
+  program_.containers.find(name)->second.constant =
+      value.data ? value.data
+                 : std::make_shared<const std::vector<std::byte>>();
+  return name;
+}
+
 std::vector<std::string> ExpansionContext::params(std::size_t rank,
                                                   const std::string &prefix) {
   std::vector<std::string> p;

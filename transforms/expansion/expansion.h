@@ -73,6 +73,10 @@ public:
   /// A fresh transient, named after the node.
   std::string addTransient(const std::string &suffix, ir::DType dtype,
                            std::vector<ir::Expr> shape);
+  /// A fresh constant container holding `value` (e.g. a Constant node's
+  /// tensor, or Shape's result), named after the node.
+  std::string addConstant(const std::string &suffix,
+                          const ir::TensorValue &value);
 
   /// Map params `i0, i1, ...` and full ranges over `shape`; the index list
   /// of those params. The helpers most elementwise expansions start from.
