@@ -15,6 +15,7 @@ int inspectCommand(const Args &args);
 int convertCommand(const Args &args);
 int printCommand(const Args &args);
 int validateCommand(const Args &args);
+int runCommand(const Args &args);
 
 /// Thrown for a malformed command line; main prints usage and exits 2.
 struct UsageError {

@@ -30,6 +30,16 @@ commands:
                                 (JSON plus a PROGRAM.json.bin sidecar)
   print FILE                    the readable text form of a model or program
   validate FILE                 structural checks of a model or program
+  run MODEL [options]           expand every operator and run the model on
+                                the reference interpreter
+      --inputs NAME=FILE ...    input tensors (.npy or ONNX .pb); the others
+                                are seeded random (--random SEED, default 0)
+      --expected NAME=FILE ...  compare outputs; exit 1 when one differs by
+                                more than --atol A + --rtol R * |expected|
+                                (defaults 1e-4, 1e-3)
+      --dim NAME=N              value of a symbolic dimension (batch size)
+      --impl OP=IMPL            choose an operator's expansion
+      --save-outputs DIR        write each output as DIR/NAME.npy
 
 MODEL is an ONNX file; FILE is an ONNX file or a Weir program (.json).
 )";
@@ -54,6 +64,8 @@ int main(int argc, char **argv) {
       return printCommand(args);
     if (command == "validate")
       return validateCommand(args);
+    if (command == "run")
+      return runCommand(args);
     throw UsageError{"unknown command '" + command + "'"};
   } catch (const UsageError &e) {
     std::fprintf(stderr, "weir: %s\n\n%s", e.message.c_str(), kUsage);

@@ -71,3 +71,30 @@ run_weir(out status inspect)
 expect_status(2 "${status}" "inspect without a model" "${out}")
 run_weir(out status frobnicate)
 expect_status(2 "${status}" "unknown command" "${out}")
+
+# run: an ONNX node test on the interpreter matches its expected output, and
+# a wrong expectation makes the exit status 1.
+set(node /usr/share/libonnx-testdata/data/node)
+set(bcast ${node}/test_add_bcast)
+run_weir(out status run ${bcast}/model.onnx
+         --inputs x=${bcast}/test_data_set_0/input_0.pb
+                  y=${bcast}/test_data_set_0/input_1.pb
+         --expected sum=${bcast}/test_data_set_0/output_0.pb
+         --save-outputs ${WORK_DIR}/run-out)
+expect_status(0 "${status}" "run test_add_bcast" "${out}")
+if(NOT out MATCHES "sum +f32\\[3, 4, 5\\] +max abs err 0 .* ok" OR
+   NOT EXISTS ${WORK_DIR}/run-out/sum.npy)
+  message(FATAL_ERROR "run test_add_bcast: unexpected output\n${out}")
+endif()
+run_weir(out status run ${bcast}/model.onnx
+         --inputs x=${bcast}/test_data_set_0/input_0.pb
+                  y=${bcast}/test_data_set_0/input_1.pb
+         --expected sum=${node}/test_add/test_data_set_0/output_0.pb)
+expect_status(1 "${status}" "run with a wrong expectation" "${out}")
+if(NOT out MATCHES "MISMATCH")
+  message(FATAL_ERROR "run with a wrong expectation: no MISMATCH\n${out}")
+endif()
+run_weir(out status run ${bcast}/model.onnx --inputs nosuch=${bcast}/test_data_set_0/input_0.pb)
+expect_status(1 "${status}" "run with an unknown input" "${out}")
+run_weir(out status run ${bcast}/model.onnx --rtol abc)
+expect_status(2 "${status}" "run with a bad --rtol" "${out}")
