@@ -14,9 +14,11 @@
 /// (`1`, `2.5`, `1e-5`), `true`/`false`, identifiers (input connectors and
 /// temporaries), unary `-` and `!`, binary `+ - * / %`, comparisons
 /// `== != < <= > >=`, `&&`, `||`, parentheses, the calls exp, log, sqrt,
-/// rsqrt, tanh, erf, abs, min, max, pow, floor, ceil, sigmoid,
-/// `select(cond, a, b)`, and casts written as a dtype name called like a
-/// function: `f32(x)`, `i64(x)`, `bool(x)`.
+/// rsqrt, tanh, erf, abs, min, max, pow, floor, ceil, sigmoid, sin, cos,
+/// tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, round (half to
+/// even, as ONNX Round and numpy.round), `select(cond, a, b)`, and casts
+/// written as a dtype name called like a function: `f32(x)`, `i64(x)`,
+/// `bool(x)`.
 
 #include "ir/dtype.h"
 
@@ -72,7 +74,21 @@ enum class Func : std::uint8_t {
   Floor,
   Ceil,
   Sigmoid,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Round,
 };
+/// The last Func, for loops over all of them.
+inline constexpr Func kLastFunc = Func::Round;
 
 std::string_view binaryOpText(BinaryOp op); ///< "+", "<=", "&&", ...
 std::string_view funcName(Func f);          ///< "exp", "rsqrt", ...

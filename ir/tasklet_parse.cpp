@@ -359,7 +359,7 @@ private:
       arity = 1;
     } else {
       std::string known;
-      for (int i = 0; i <= static_cast<int>(Func::Sigmoid); ++i)
+      for (int i = 0; i <= static_cast<int>(kLastFunc); ++i)
         known += std::string(funcName(static_cast<Func>(i))) + ", ";
       failAt(name, "unknown function '" + std::string(name.text) +
                        "'; known are " + known +

@@ -288,6 +288,31 @@ template <typename F> F floatCall(Func f, F x, F y) {
     return std::ceil(x);
   case Func::Sigmoid:
     return F(1) / (F(1) + std::exp(-x));
+  case Func::Sin:
+    return std::sin(x);
+  case Func::Cos:
+    return std::cos(x);
+  case Func::Tan:
+    return std::tan(x);
+  case Func::Asin:
+    return std::asin(x);
+  case Func::Acos:
+    return std::acos(x);
+  case Func::Atan:
+    return std::atan(x);
+  case Func::Sinh:
+    return std::sinh(x);
+  case Func::Cosh:
+    return std::cosh(x);
+  case Func::Asinh:
+    return std::asinh(x);
+  case Func::Acosh:
+    return std::acosh(x);
+  case Func::Atanh:
+    return std::atanh(x);
+  case Func::Round:
+    // Half to even (ONNX Round, numpy.round): the default rounding mode.
+    return std::nearbyint(x);
   }
   assert(false && "unknown Func");
   return x;

@@ -51,9 +51,11 @@ TEST_P(BundledModel, ImportsValidatesAndRoundTrips) {
   // MLP's declared batch size.
   for (const std::string &sym : r.program.symbols)
     EXPECT_EQ(sym, "N");
-  for (const auto &[name, c] : r.program.containers)
-    if (c.isConstant() || r.program.symbols.empty())
+  for (const auto &[name, c] : r.program.containers) {
+    if (c.isConstant() || r.program.symbols.empty()) {
       EXPECT_TRUE(c.elementCount().isConstant()) << name;
+    }
+  }
 }
 
 TEST_P(BundledModel, ImportIsDeterministic) {
@@ -70,9 +72,8 @@ TEST(BundledModels, CnnStructureAndCost) {
   auto r = onnx_import::importModel(modelPath("cnn.onnx"));
   const ir::Program &p = r.program;
   std::map<std::string, int> expected{
-      {"Add", 1},     {"BatchNormalization", 2}, {"Conv", 3},
-      {"Flatten", 1}, {"Gemm", 1},               {"GlobalAveragePool", 1},
-      {"MaxPool", 1}, {"Relu", 2}};
+      {"Add", 1},  {"BatchNormalization", 2}, {"Conv", 3},    {"Flatten", 1},
+      {"Gemm", 1}, {"GlobalAveragePool", 1},  {"MaxPool", 1}, {"Relu", 2}};
   EXPECT_EQ(opCounts(p), expected);
   ASSERT_EQ(p.inputs, std::vector<std::string>{"input"});
   ASSERT_EQ(p.outputs, std::vector<std::string>{"logits"});
@@ -118,9 +119,9 @@ TEST(BundledModels, MlpKeepsTheSymbolicBatch) {
 TEST(BundledModels, TransformerHasTheExportersOps) {
   auto r = onnx_import::importModel(modelPath("transformer.onnx"));
   std::map<std::string, int> ops = opCounts(r.program);
-  for (const char *op : {"MatMul", "Softmax", "Erf", "ReduceMean", "Pow",
-                         "Sqrt", "Transpose", "Reshape", "Shape", "Gather",
-                         "Concat", "Unsqueeze"})
+  for (const char *op :
+       {"MatMul", "Softmax", "Erf", "ReduceMean", "Pow", "Sqrt", "Transpose",
+        "Reshape", "Shape", "Gather", "Concat", "Unsqueeze"})
     EXPECT_GT(ops[op], 0) << op;
 }
 

@@ -12,19 +12,33 @@ namespace {
 
 // Operator sets of torchvision's ResNet-18/50 and MobileNetV2 and of a
 // BERT-base encoder as torch.onnx (1.13, opset 13-14) exports them.
-const char *const kResNet[] = {"Conv",    "BatchNormalization", "Relu",
-                               "MaxPool", "Add",  "GlobalAveragePool",
-                               "Flatten", "Gemm"};
-const char *const kMobileNetV2[] = {"Conv", "BatchNormalization", "Clip",
-                                    "Add",  "GlobalAveragePool",  "Flatten",
-                                    "Gemm", "Dropout",            "Constant"};
-const char *const kBert[] = {
-    "Gather",   "Add",       "ReduceMean", "Sub",     "Pow",
-    "Sqrt",     "Div",       "Mul",        "MatMul",  "Reshape",
-    "Transpose", "Softmax",  "Erf",        "Shape",   "Unsqueeze",
-    "Concat",   "Cast",      "Slice",      "Where",   "Equal",
-    "Expand",   "ConstantOfShape", "Constant", "Tanh", "Squeeze",
-    "Range",    "Neg",       "Less",       "Identity", "Gemm"};
+const char *const kResNet[] = {
+    "Conv", "BatchNormalization", "Relu",    "MaxPool",
+    "Add",  "GlobalAveragePool",  "Flatten", "Gemm"};
+const char *const kMobileNetV2[] = {"Conv",
+                                    "BatchNormalization",
+                                    "Clip",
+                                    "Add",
+                                    "GlobalAveragePool",
+                                    "Flatten",
+                                    "Gemm",
+                                    "Dropout",
+                                    "Constant"};
+const char *const kBert[] = {"Gather",     "Add",
+                             "ReduceMean", "Sub",
+                             "Pow",        "Sqrt",
+                             "Div",        "Mul",
+                             "MatMul",     "Reshape",
+                             "Transpose",  "Softmax",
+                             "Erf",        "Shape",
+                             "Unsqueeze",  "Concat",
+                             "Cast",       "Slice",
+                             "Where",      "Equal",
+                             "Expand",     "ConstantOfShape",
+                             "Constant",   "Tanh",
+                             "Squeeze",    "Range",
+                             "Neg",        "Less",
+                             "Identity",   "Gemm"};
 
 TEST(OpCatalog, CoversTorchvisionAndBertExports) {
   for (const char *op : kResNet)
@@ -86,8 +100,8 @@ TEST(OpCatalog, SymbolicAndDataDependentFlops) {
   EXPECT_EQ(relu->evaluate({{"N", 3}}), 3 * 64);
   EXPECT_EQ(*estimateFlops(*findOp("", "Reshape"), {{&x}, {&y}, nullptr}),
             ir::Expr(0));
-  EXPECT_FALSE(estimateFlops(*findOp("", "NonMaxSuppression"),
-                             {{&x}, {&y}, nullptr}));
+  EXPECT_FALSE(
+      estimateFlops(*findOp("", "NonMaxSuppression"), {{&x}, {&y}, nullptr}));
 }
 
 } // namespace

@@ -45,7 +45,7 @@ std::string check(std::string_view text, const ConnectorTypes &inputs,
 } // namespace
 
 TEST(TaskletNames, RoundTrip) {
-  for (int i = 0; i <= static_cast<int>(Func::Sigmoid); ++i) {
+  for (int i = 0; i <= static_cast<int>(kLastFunc); ++i) {
     auto f = static_cast<Func>(i);
     EXPECT_EQ(parseFunc(funcName(f)), f) << funcName(f);
   }
@@ -372,6 +372,20 @@ TEST(TaskletTypeCheck, WellTyped) {
   // Temporaries: a lone literal gets its default type (i64, then f32).
   EXPECT_EQ(check("n = 1; y = i64(i) + n", ints, {{"y", DType::I64}}), "");
   EXPECT_EQ(check("t = x; t = t * 2; y = t", f32x, f32y), "");
+}
+
+TEST(TaskletTypeCheck, TrigonometryAndRoundTakeFloats) {
+  ConnectorTypes in{{"x", DType::F64}, {"n", DType::I32}};
+  for (const char *f : {"sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                        "cosh", "asinh", "acosh", "atanh", "round"}) {
+    std::string fn(f);
+    EXPECT_EQ(check("y = " + fn + "(x)", in, {{"y", DType::F64}}), "") << fn;
+    EXPECT_NE(check("y = " + fn + "(n)", in, {{"y", DType::I32}})
+                  .find("'" + fn + "' needs floating-point arguments"),
+              std::string::npos)
+        << fn;
+    EXPECT_EQ(funcArity(*parseFunc(fn)), 1) << fn;
+  }
 }
 
 TEST(TaskletTypeCheck, Variables) {
