@@ -118,9 +118,13 @@ void batchNormalization(ExpansionContext &ctx) {
   auto ip = ExpansionContext::params(x.shape.size());
   auto idx = ExpansionContext::indices(ip);
   in.push_back({"x", x.name, idx});
+  // BatchNormalization-9 (opset 9-13) names the statistics "mean" and
+  // "var"; opset 14 renamed them "input_mean" and "input_var".
+  bool renamed = ctx.input("input_mean") != nullptr;
   for (auto [conn, var] :
        {std::pair{"scale", "s"}, std::pair{"B", "b"},
-        std::pair{"input_mean", "m"}, std::pair{"input_var", "v"}}) {
+        std::pair{renamed ? "input_mean" : "mean", "m"},
+        std::pair{renamed ? "input_var" : "var", "v"}}) {
     const ir::Container &c = ctx.requireInput(conn);
     if (c.dtype != x.dtype)
       ctx.fail(std::string("input '") + conn + "' has another dtype than X");
