@@ -36,13 +36,7 @@ std::string floatLiteral(const ExpansionContext &ctx, double value) {
   if (!std::isfinite(value))
     ctx.fail("the non-finite attribute value " + std::to_string(value) +
              " cannot be written in a tasklet");
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, value);
-  std::string text(buf, res.ptr);
-  // Without a point or exponent the literal would read back as an integer.
-  if (text.find_first_of(".e") == std::string::npos)
-    text += ".0";
-  return value < 0 ? "(" + text + ")" : text;
+  return ExpansionContext::floatLiteral(value);
 }
 
 std::string maxFiniteLiteral(ir::DType t) {

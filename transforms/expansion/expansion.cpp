@@ -3,6 +3,8 @@
 #include "ir/error.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -196,6 +198,36 @@ std::string ExpansionContext::addConstant(const std::string &suffix,
       value.data ? value.data
                  : std::make_shared<const std::vector<std::byte>>();
   return name;
+}
+
+std::int64_t ExpansionContext::constantDim(const ir::Expr &dim) const {
+  auto v = dim.asConstant();
+  if (!v)
+    fail("needs a static dimension, got '" + dim.str() + "'");
+  return *v;
+}
+
+std::int64_t ExpansionContext::normalizeAxis(std::int64_t axis,
+                                             std::size_t rank) const {
+  auto r = static_cast<std::int64_t>(rank);
+  if (axis < -r || axis >= r)
+    fail("axis " + std::to_string(axis) + " is out of range for rank " +
+         std::to_string(rank));
+  return axis < 0 ? axis + r : axis;
+}
+
+std::string ExpansionContext::floatLiteral(double v) {
+  if (std::isnan(v))
+    return "(0.0 / 0.0)";
+  if (std::isinf(v))
+    return v < 0 ? "(-1.0 / 0.0)" : "(1.0 / 0.0)";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, end);
+  // Without a point or exponent the literal would read back as an integer.
+  if (s.find_first_of(".eE") == std::string::npos)
+    s += ".0";
+  return v < 0 ? "(" + s + ")" : s;
 }
 
 std::vector<std::string> ExpansionContext::params(std::size_t rank,

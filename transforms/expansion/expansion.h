@@ -85,6 +85,15 @@ public:
   static std::vector<ir::Range> fullRanges(const std::vector<ir::Expr> &shape);
   static std::vector<ir::Expr> indices(const std::vector<std::string> &params);
 
+  /// A dimension's value; fails (naming it) when it is symbolic.
+  std::int64_t constantDim(const ir::Expr &dim) const;
+  /// A possibly negative axis made non-negative; fails when out of range.
+  std::int64_t normalizeAxis(std::int64_t axis, std::size_t rank) const;
+  /// A float literal of the tasklet language that reads back as exactly
+  /// `v`: shortest round-trip digits, `.0` added where needed, negative
+  /// values in parentheses, infinities and NaN as divisions.
+  static std::string floatLiteral(double v);
+
   /// Throws weir::Error "<describe()>: <message>".
   [[noreturn]] void fail(const std::string &message) const;
 

@@ -17,13 +17,6 @@ namespace {
 
 using ir::Expr;
 
-std::int64_t constDim(ExpansionContext &ctx, const Expr &e) {
-  auto v = e.asConstant();
-  if (!v)
-    ctx.fail("needs a static dimension, got '" + e.str() + "'");
-  return *v;
-}
-
 /// A tensor of `dtype` holding `values`; only the dtypes the callers need.
 ir::TensorValue tensorOf(ExpansionContext &ctx, ir::DType dtype,
                          std::vector<std::int64_t> shape,
@@ -76,16 +69,6 @@ void copyConstant(ExpansionContext &ctx, const std::string &name,
              {{"x", name, idx}}, "y = x", {{"y", y.name, idx}});
 }
 
-/// Normalizes a possibly negative axis against `rank`.
-std::int64_t normAxis(ExpansionContext &ctx, std::int64_t axis,
-                      std::size_t rank) {
-  auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r)
-    ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " +
-             std::to_string(rank));
-  return axis < 0 ? axis + r : axis;
-}
-
 /// Slice with constant starts (and steps): a strided copy whose begin is
 /// normalized and clamped at expansion time.
 void expandConstantSlice(ExpansionContext &ctx,
@@ -99,7 +82,7 @@ void expandConstantSlice(ExpansionContext &ctx,
   std::vector<std::int64_t> step(rank, 1);
   for (std::size_t k = 0; k < axes.size(); ++k) {
     std::int64_t a = axes[k];
-    std::int64_t dim = constDim(ctx, x.shape[a]);
+    std::int64_t dim = ctx.constantDim(x.shape[a]);
     std::int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
     s = steps[k] > 0 ? std::clamp<std::int64_t>(s, 0, dim)
                      : std::clamp<std::int64_t>(s, 0, dim - 1);
@@ -178,9 +161,9 @@ void expandDataSlice(ExpansionContext &ctx, std::int64_t count,
   // naive lowering) would crawl, so refuse rather than hang.
   double visits = 1;
   for (const Expr &e : y.shape)
-    visits *= static_cast<double>(constDim(ctx, e));
+    visits *= static_cast<double>(ctx.constantDim(e));
   for (const Slot &slot : slots)
-    visits *= static_cast<double>(constDim(ctx, x.shape[slot.axis]));
+    visits *= static_cast<double>(ctx.constantDim(x.shape[slot.axis]));
   if (visits > 4e6)
     ctx.fail("a data-dependent slice this large is too costly as a one-hot "
              "contraction");
@@ -191,7 +174,7 @@ void expandDataSlice(ExpansionContext &ctx, std::int64_t count,
   std::string code, match;
   for (std::size_t j = 0; j < slots.size(); ++j) {
     std::int64_t a = slots[j].axis;
-    std::int64_t dim = constDim(ctx, x.shape[a]);
+    std::int64_t dim = ctx.constantDim(x.shape[a]);
     std::string n = std::to_string(j), d = std::to_string(dim);
     std::string kp = "k" + n;
     allParams.push_back(kp);
@@ -202,7 +185,7 @@ void expandDataSlice(ExpansionContext &ctx, std::int64_t count,
                       {Expr::symbol(kp)}});
     inputs.push_back(
         {"q" + n,
-         iota(ctx, "outputs" + n, starts.dtype, constDim(ctx, y.shape[a])),
+         iota(ctx, "outputs" + n, starts.dtype, ctx.constantDim(y.shape[a])),
          {idx[a]}});
     std::string st = "t" + n, sp = "v" + n;
     code += st + " = " + slots[j].start + "\n";
@@ -229,7 +212,7 @@ void expandSlice(ExpansionContext &ctx) {
   std::size_t rank = x.shape.size();
   if (startsIn.shape.size() != 1)
     ctx.fail("starts is not 1-D");
-  std::int64_t count = constDim(ctx, startsIn.shape[0]);
+  std::int64_t count = ctx.constantDim(startsIn.shape[0]);
   std::optional<std::vector<std::int64_t>> axes;
   if (ctx.input("axes")) {
     axes = ctx.constantInts("axes");
@@ -242,7 +225,7 @@ void expandSlice(ExpansionContext &ctx) {
     if (static_cast<std::int64_t>(axes->size()) != count)
       ctx.fail("starts and axes differ in length");
     for (std::int64_t &a : *axes)
-      a = normAxis(ctx, a, rank);
+      a = ctx.normalizeAxis(a, rank);
   }
   auto starts = ctx.constantInts("starts");
   std::optional<std::vector<std::int64_t>> steps =
@@ -284,7 +267,7 @@ void expandGather(ExpansionContext &ctx) {
     d.insert(d.end(), idx.begin() + axis + q, idx.end());
     return d;
   };
-  std::int64_t n = constDim(ctx, data.shape[axis]);
+  std::int64_t n = ctx.constantDim(data.shape[axis]);
 
   if (auto c = ctx.constantInts("indices"); c && q == 0 && c->size() == 1) {
     std::int64_t i = (*c)[0] < 0 ? (*c)[0] + n : (*c)[0];
@@ -328,8 +311,8 @@ void expandGatherElements(ExpansionContext &ctx) {
     ctx.fail("data, indices and output ranks differ");
   if (data.dtype == ir::DType::Bool)
     ctx.fail("bool data cannot be summed");
-  std::int64_t axis = normAxis(ctx, ctx.intAttr("axis", 0), rank);
-  std::int64_t n = constDim(ctx, data.shape[axis]);
+  std::int64_t axis = ctx.normalizeAxis(ctx.intAttr("axis", 0), rank);
+  std::int64_t n = ctx.constantDim(data.shape[axis]);
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);
   std::string zero =
@@ -361,9 +344,9 @@ void expandTrilu(ExpansionContext &ctx) {
   if (rank < 2)
     ctx.fail("the input has rank below 2");
   std::string rows =
-      iota(ctx, "rows", ir::DType::I64, constDim(ctx, x.shape[rank - 2]));
+      iota(ctx, "rows", ir::DType::I64, ctx.constantDim(x.shape[rank - 2]));
   std::string cols =
-      iota(ctx, "cols", ir::DType::I64, constDim(ctx, x.shape[rank - 1]));
+      iota(ctx, "cols", ir::DType::I64, ctx.constantDim(x.shape[rank - 1]));
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);
   std::vector<ir::MappedInput> inputs{{"x", x.name, idx},
@@ -389,9 +372,9 @@ void expandEyeLike(ExpansionContext &ctx) {
   if (x.shape.size() != 2)
     ctx.fail("the input is not 2-D");
   std::string rows =
-      iota(ctx, "rows", ir::DType::I64, constDim(ctx, y.shape[0]));
+      iota(ctx, "rows", ir::DType::I64, ctx.constantDim(y.shape[0]));
   std::string cols =
-      iota(ctx, "cols", ir::DType::I64, constDim(ctx, y.shape[1]));
+      iota(ctx, "cols", ir::DType::I64, ctx.constantDim(y.shape[1]));
   auto params = ExpansionContext::params(2);
   auto idx = ExpansionContext::indices(params);
   std::string k = std::to_string(ctx.intAttr("k", 0));
@@ -409,7 +392,7 @@ void expandRange(ExpansionContext &ctx) {
   const ir::Container &delta = ctx.requireInput("delta");
   const ir::Container &y = ctx.requireOutput("output");
   std::string positions =
-      iota(ctx, "positions", y.dtype, constDim(ctx, y.shape.at(0)));
+      iota(ctx, "positions", y.dtype, ctx.constantDim(y.shape.at(0)));
   ctx.addMap("range", {"i"}, ExpansionContext::fullRanges(y.shape),
              {{"s", start.name, {}},
               {"p", positions, {Expr::symbol("i")}},
@@ -429,7 +412,7 @@ void expandShape(ExpansionContext &ctx) {
   std::int64_t e = clampAxis(ctx.intAttr("end", rank));
   std::vector<double> dims;
   for (std::int64_t k = b; k < e; ++k)
-    dims.push_back(static_cast<double>(constDim(ctx, x.shape[k])));
+    dims.push_back(static_cast<double>(ctx.constantDim(x.shape[k])));
   auto n = static_cast<std::int64_t>(dims.size());
   copyConstant(ctx, ctx.addConstant("value", tensorOf(ctx, y.dtype, {n}, dims)),
                y);
@@ -440,7 +423,7 @@ void expandSize(ExpansionContext &ctx) {
   const ir::Container &y = ctx.requireOutput("size");
   std::int64_t count = 1;
   for (const Expr &d : x.shape)
-    count *= constDim(ctx, d);
+    count *= ctx.constantDim(d);
   copyConstant(
       ctx,
       ctx.addConstant("value", tensorOf(ctx, y.dtype, {}, {double(count)})), y);

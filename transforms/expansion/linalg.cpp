@@ -17,25 +17,8 @@ namespace {
 
 using ir::Expr;
 
-std::int64_t constDim(ExpansionContext &ctx, const Expr &e) {
-  auto v = e.asConstant();
-  if (!v)
-    ctx.fail("needs a static dimension, got '" + e.str() + "'");
-  return *v;
-}
-
 std::string zeroOf(ir::DType dtype) {
   return std::string(ir::dtypeName(dtype)) + "(0)";
-}
-
-/// A float literal the tasklet parser reads back as exactly `v`.
-std::string floatLiteral(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, end);
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return s;
 }
 
 /// MatMul with numpy semantics: 1-D operands gain and then lose a unit
@@ -115,7 +98,8 @@ void expandGemm(ExpansionContext &ctx) {
     if (c->shape.size() > 2)
       ctx.fail("C has rank above 2");
     std::string code =
-        beta == 1.0 ? "y = c" : "y = " + floatLiteral(beta) + " * c";
+        beta == 1.0 ? "y = c"
+                    : "y = " + ExpansionContext::floatLiteral(beta) + " * c";
     ctx.addMap("init", {"i", "j"}, yRanges,
                {{"c", c->name, broadcastIndex(c->shape, y.shape, {i, j})}},
                code, {{"y", y.name, {i, j}}});
@@ -126,7 +110,9 @@ void expandGemm(ExpansionContext &ctx) {
   auto ranges = yRanges;
   ranges.emplace_back(Expr(0), k);
   std::string code =
-      alpha == 1.0 ? "y = a * b" : "y = " + floatLiteral(alpha) + " * a * b";
+      alpha == 1.0
+          ? "y = a * b"
+          : "y = " + ExpansionContext::floatLiteral(alpha) + " * a * b";
   ctx.addMap("accumulate", {"i", "j", "k"}, ranges,
              {{"a", a.name,
                transA ? std::vector<Expr>{kk, i} : std::vector<Expr>{i, kk}},
@@ -149,12 +135,12 @@ void expandConv(ExpansionContext &ctx) {
     ctx.fail("X, W and Y must have the same rank, at least 3");
   std::size_t d = rank - 2;
   std::int64_t group = ctx.intAttr("group", 1);
-  std::int64_t m = constDim(ctx, w.shape[0]);
+  std::int64_t m = ctx.constantDim(w.shape[0]);
   if (group < 1 || m % group != 0)
     ctx.fail("group does not divide the output channels");
   std::vector<std::int64_t> kernel;
   for (std::size_t t = 0; t < d; ++t)
-    kernel.push_back(constDim(ctx, w.shape[2 + t]));
+    kernel.push_back(ctx.constantDim(w.shape[2 + t]));
   if (ctx.hasAttr("kernel_shape") && ctx.intsAttr("kernel_shape", {}) != kernel)
     ctx.fail("kernel_shape disagrees with W");
   auto strides = ctx.intsAttr("strides", std::vector<std::int64_t>(d, 1));
@@ -167,7 +153,7 @@ void expandConv(ExpansionContext &ctx) {
     pads.assign(2 * d, 0);
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (std::size_t t = 0; t < d; ++t) {
-      std::int64_t in = constDim(ctx, x.shape[2 + t]);
+      std::int64_t in = ctx.constantDim(x.shape[2 + t]);
       std::int64_t out = (in + strides[t] - 1) / strides[t];
       std::int64_t total = std::max<std::int64_t>(
           0, (out - 1) * strides[t] + (kernel[t] - 1) * dilations[t] + 1 - in);
@@ -246,10 +232,10 @@ void expandConvTranspose(ExpansionContext &ctx) {
     ctx.fail("X, W and Y must have the same rank, at least 3");
   std::size_t d = rank - 2;
   std::int64_t group = ctx.intAttr("group", 1);
-  std::int64_t c = constDim(ctx, x.shape[1]);
-  if (group < 1 || c % group != 0 || constDim(ctx, w.shape[0]) != c)
+  std::int64_t c = ctx.constantDim(x.shape[1]);
+  if (group < 1 || c % group != 0 || ctx.constantDim(w.shape[0]) != c)
     ctx.fail("group does not divide the input channels");
-  std::int64_t mg = constDim(ctx, w.shape[1]);
+  std::int64_t mg = ctx.constantDim(w.shape[1]);
   auto strides = ctx.intsAttr("strides", std::vector<std::int64_t>(d, 1));
   auto dilations = ctx.intsAttr("dilations", std::vector<std::int64_t>(d, 1));
   auto outPad = ctx.intsAttr("output_padding", std::vector<std::int64_t>(d, 0));
@@ -267,9 +253,9 @@ void expandConvTranspose(ExpansionContext &ctx) {
   std::vector<Expr> full{x.shape[0], y.shape[1]};
   std::vector<std::int64_t> begin(d);
   for (std::size_t t = 0; t < d; ++t) {
-    std::int64_t in = constDim(ctx, x.shape[2 + t]);
-    std::int64_t k = constDim(ctx, w.shape[2 + t]);
-    std::int64_t out = constDim(ctx, y.shape[2 + t]);
+    std::int64_t in = ctx.constantDim(x.shape[2 + t]);
+    std::int64_t k = ctx.constantDim(w.shape[2 + t]);
+    std::int64_t out = ctx.constantDim(y.shape[2 + t]);
     if (strides[t] < 1 || dilations[t] < 1)
       ctx.fail("strides and dilations must be positive");
     std::int64_t f =
@@ -287,7 +273,7 @@ void expandConvTranspose(ExpansionContext &ctx) {
       ctx.fail("negative padding is not handled");
     full.push_back(Expr(std::max(f, begin[t] + out)));
   }
-  if (constDim(ctx, y.shape[1]) != mg * group)
+  if (ctx.constantDim(y.shape[1]) != mg * group)
     ctx.fail("output channels disagree with W and group");
 
   std::string buffer = ctx.addTransient("full", y.dtype, full);

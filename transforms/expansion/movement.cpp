@@ -21,23 +21,6 @@ const ir::Container &firstOutput(ExpansionContext &ctx) {
   return ctx.requireOutput(ctx.node().outputs.at(0).name);
 }
 
-std::int64_t constDim(ExpansionContext &ctx, const Expr &e) {
-  auto v = e.asConstant();
-  if (!v)
-    ctx.fail("needs a static dimension, got '" + e.str() + "'");
-  return *v;
-}
-
-/// Normalizes a possibly negative axis against `rank`.
-std::int64_t normAxis(ExpansionContext &ctx, std::int64_t axis,
-                      std::size_t rank) {
-  auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r)
-    ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " +
-             std::to_string(rank));
-  return axis < 0 ? axis + r : axis;
-}
-
 /// A map over `out`'s shape copying in[inIndex(outIndex)] to out[outIndex].
 void copyOver(ExpansionContext &ctx, const ir::Container &in,
               const ir::Container &out,
@@ -119,7 +102,7 @@ void expandTranspose(ExpansionContext &ctx) {
 /// One map per input, writing its slice of the output.
 void expandConcat(ExpansionContext &ctx) {
   const ir::Container &y = firstOutput(ctx);
-  std::int64_t axis = normAxis(ctx, ctx.intAttr("axis", 0), y.shape.size());
+  std::int64_t axis = ctx.normalizeAxis(ctx.intAttr("axis", 0), y.shape.size());
   Expr offset(0);
   for (const ir::Container *in : ctx.variadicInputs("inputs")) {
     if (!in)
@@ -142,7 +125,7 @@ void expandConcat(ExpansionContext &ctx) {
 /// `num_outputs`.
 void expandSplit(ExpansionContext &ctx) {
   const ir::Container &x = firstInput(ctx);
-  std::int64_t axis = normAxis(ctx, ctx.intAttr("axis", 0), x.shape.size());
+  std::int64_t axis = ctx.normalizeAxis(ctx.intAttr("axis", 0), x.shape.size());
   Expr offset(0);
   for (const ir::Connector &conn : ctx.node().outputs) {
     const ir::Container &y = ctx.requireOutput(conn.name);
@@ -197,7 +180,7 @@ void expandPad(ExpansionContext &ctx) {
     if (!a)
       ctx.fail("axes must be a constant");
     for (std::int64_t v : *a)
-      axes.push_back(normAxis(ctx, v, rank));
+      axes.push_back(ctx.normalizeAxis(v, rank));
   } else {
     for (std::size_t k = 0; k < rank; ++k)
       axes.push_back(static_cast<std::int64_t>(k));
@@ -219,7 +202,7 @@ void expandPad(ExpansionContext &ctx) {
     if (mode == "reflect")
       for (std::size_t k = 0; k < rank; ++k)
         if ((lo[k] || hi[k]) &&
-            std::max(lo[k], hi[k]) >= constDim(ctx, x.shape[k]))
+            std::max(lo[k], hi[k]) >= ctx.constantDim(x.shape[k]))
           ctx.fail("reflect pads must be smaller than the dimension");
     copyOver(ctx, x, y, [&](const std::vector<Expr> &o) {
       std::vector<Expr> in;

@@ -14,17 +14,6 @@ namespace {
 
 std::string dtypeText(ir::DType t) { return std::string(ir::dtypeName(t)); }
 
-/// A float literal that reads back as the same double (epsilons come from
-/// float attributes, so they must not be re-rounded through text).
-std::string floatLit(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, end);
-  if (s.find_first_of(".eE") == std::string::npos)
-    s += ".0";
-  return v < 0 ? "(" + s + ")" : s;
-}
-
 /// The shape with reduced axes set to 1.
 std::vector<ir::Expr> keptShape(const std::vector<ir::Expr> &shape,
                                 const std::vector<bool> &reduced) {
@@ -57,7 +46,7 @@ std::string countLit(ExpansionContext &ctx, const ir::Container &x,
                  " is symbolic; the element count must be constant");
       n *= *c;
     }
-  return floatLit(static_cast<double>(n));
+  return ExpansionContext::floatLiteral(static_cast<double>(n));
 }
 
 /// acc = 0, then acc += f(x) over x, `code` assigning `v` from `x` and the
@@ -121,10 +110,9 @@ void batchNormalization(ExpansionContext &ctx) {
   // BatchNormalization-9 (opset 9-13) names the statistics "mean" and
   // "var"; opset 14 renamed them "input_mean" and "input_var".
   bool renamed = ctx.input("input_mean") != nullptr;
-  for (auto [conn, var] :
-       {std::pair{"scale", "s"}, std::pair{"B", "b"},
-        std::pair{renamed ? "input_mean" : "mean", "m"},
-        std::pair{renamed ? "input_var" : "var", "v"}}) {
+  for (auto [conn, var] : {std::pair{"scale", "s"}, std::pair{"B", "b"},
+                           std::pair{renamed ? "input_mean" : "mean", "m"},
+                           std::pair{renamed ? "input_var" : "var", "v"}}) {
     const ir::Container &c = ctx.requireInput(conn);
     if (c.dtype != x.dtype)
       ctx.fail(std::string("input '") + conn + "' has another dtype than X");
@@ -134,7 +122,8 @@ void batchNormalization(ExpansionContext &ctx) {
   }
   double eps = ctx.floatAttr("epsilon", 1e-5);
   ctx.addMap("normalize", ip, ExpansionContext::fullRanges(x.shape), in,
-             "y = (x - m) / sqrt(v + " + floatLit(eps) + ") * s + b",
+             "y = (x - m) / sqrt(v + " + ExpansionContext::floatLiteral(eps) +
+                 ") * s + b",
              {{"y", y.name, idx}});
 }
 
@@ -161,15 +150,17 @@ void instanceNormalization(ExpansionContext &ctx) {
       ctx.addTransient("sqdev", x.dtype, keptShape(x.shape, reduced));
   sumInto(ctx, "sqdev", x, q, reduced, "d = x - m\nv = d * d",
           {{"m", m, kidx}});
-  ctx.addMap("normalize", ip, ExpansionContext::fullRanges(x.shape),
-             {{"x", x.name, idx},
-              {"m", m, kidx},
-              {"q", q, kidx},
-              {"s", scale.name, {idx[1]}},
-              {"b", b.name, {idx[1]}}},
-             "y = (x - m) / sqrt(q / " + n + " + " +
-                 floatLit(ctx.floatAttr("epsilon", 1e-5)) + ") * s + b",
-             {{"y", y.name, idx}});
+  ctx.addMap(
+      "normalize", ip, ExpansionContext::fullRanges(x.shape),
+      {{"x", x.name, idx},
+       {"m", m, kidx},
+       {"q", q, kidx},
+       {"s", scale.name, {idx[1]}},
+       {"b", b.name, {idx[1]}}},
+      "y = (x - m) / sqrt(q / " + n + " + " +
+          ExpansionContext::floatLiteral(ctx.floatAttr("epsilon", 1e-5)) +
+          ") * s + b",
+      {{"y", y.name, idx}});
 }
 
 void layerNormalization(ExpansionContext &ctx) {
@@ -211,11 +202,11 @@ void layerNormalization(ExpansionContext &ctx) {
       invOut ? invOut->name : ctx.addTransient("invstd", x.dtype, shape);
   auto op = ExpansionContext::params(shape.size(), "o");
   auto oidx = ExpansionContext::indices(op);
-  ctx.addMap("invstd", op, ExpansionContext::fullRanges(shape),
-             {{"q", q, oidx}},
-             "r = 1.0 / sqrt(q / " + n + " + " +
-                 floatLit(ctx.floatAttr("epsilon", 1e-5)) + ")",
-             {{"r", inv, oidx}});
+  ctx.addMap(
+      "invstd", op, ExpansionContext::fullRanges(shape), {{"q", q, oidx}},
+      "r = 1.0 / sqrt(q / " + n + " + " +
+          ExpansionContext::floatLiteral(ctx.floatAttr("epsilon", 1e-5)) + ")",
+      {{"r", inv, oidx}});
   std::vector<ir::MappedInput> in = {
       {"x", x.name, idx},
       {"m", m, kidx},

@@ -17,15 +17,6 @@ namespace {
 
 std::string dtypeText(ir::DType t) { return std::string(ir::dtypeName(t)); }
 
-std::string floatLit(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, end);
-  if (s.find_first_of(".eE") == std::string::npos)
-    s += ".0";
-  return s;
-}
-
 /// -inf for floats, the type's minimum for integers: the Max identity.
 std::string lowest(ir::DType t) {
   std::string dt = dtypeText(t);
@@ -91,7 +82,8 @@ Expander globalPool(GlobalKind kind) {
     auto op = ExpansionContext::params(y.shape.size(), "o");
     auto oidx = ExpansionContext::indices(op);
     ctx.addMap("mean", op, ExpansionContext::fullRanges(y.shape),
-               {{"s", s, oidx}}, "y = s / " + floatLit(double(n)),
+               {{"s", s, oidx}},
+               "y = s / " + ExpansionContext::floatLiteral(double(n)),
                {{"y", y.name, oidx}});
   };
 }

@@ -18,19 +18,6 @@ namespace {
 
 std::string dtypeText(ir::DType t) { return std::string(ir::dtypeName(t)); }
 
-/// A float literal that reads back as the same double; the tasklet grammar
-/// has no infinity, so those are written as divisions.
-std::string floatLit(double v) {
-  if (std::isinf(v))
-    return v < 0 ? "(-1.0 / 0.0)" : "(1.0 / 0.0)";
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, end);
-  if (s.find_first_of(".eE") == std::string::npos)
-    s += ".0";
-  return v < 0 ? "(" + s + ")" : s;
-}
-
 /// The identity of `wcr` in `dtype`, as a tasklet expression of that dtype.
 std::string identity(ir::Wcr wcr, ir::DType dtype) {
   std::string dt = dtypeText(dtype);
@@ -88,15 +75,6 @@ std::vector<bool> reducedAxes(ExpansionContext &ctx,
     reduced[static_cast<std::size_t>(a < 0 ? a + r : a)] = true;
   }
   return reduced;
-}
-
-std::int64_t normalizeAxis(ExpansionContext &ctx, std::int64_t axis,
-                           std::size_t rank) {
-  auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r)
-    ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " +
-             std::to_string(rank));
-  return axis < 0 ? axis + r : axis;
 }
 
 /// The shape of the input with reduced axes set to 1 (kept) or dropped.
@@ -245,8 +223,9 @@ Expander reduce(ReduceKind kind) {
       std::int64_t n = reducedCount(ctx, x, reduced);
       std::string acc = transient("sum");
       accumulate(ctx, "sum", x, acc, reduced, keepdims, ir::Wcr::Sum, "v = x");
-      return finalize(acc, "y = s / " + (isFloat ? floatLit(double(n))
-                                                 : std::to_string(n)));
+      return finalize(
+          acc, "y = s / " + (isFloat ? ExpansionContext::floatLiteral(double(n))
+                                     : std::to_string(n)));
     }
     case ReduceKind::L2: {
       std::string acc = transient("sumsq");
@@ -328,7 +307,7 @@ Expander argReduce(bool isMax) {
     if (y.dtype != ir::DType::I64)
       ctx.fail("output is not i64");
     std::int64_t axis =
-        normalizeAxis(ctx, ctx.intAttr("axis", 0), x.shape.size());
+        ctx.normalizeAxis(ctx.intAttr("axis", 0), x.shape.size());
     argExtreme(ctx, x, axis, isMax, ctx.intAttr("select_last_index", 0) != 0,
                y.name, ctx.intAttr("keepdims", 1) != 0);
   };
@@ -354,7 +333,7 @@ Expander softmax(SoftmaxKind kind) {
     if (!ir::isFloat(x.dtype))
       ctx.fail("softmax of " + dtypeText(x.dtype) + " is not supported");
     std::int64_t axis =
-        normalizeAxis(ctx, ctx.intAttr("axis", -1), x.shape.size());
+        ctx.normalizeAxis(ctx.intAttr("axis", -1), x.shape.size());
     std::vector<bool> reduced(x.shape.size(), false);
     reduced[static_cast<std::size_t>(axis)] = true;
     auto shape = reducedShape(x.shape, reduced, true);
@@ -382,7 +361,7 @@ void hardmax(ExpansionContext &ctx) {
   if (!ir::isFloat(x.dtype))
     ctx.fail("Hardmax of " + dtypeText(x.dtype) + " is not supported");
   std::int64_t axis =
-      normalizeAxis(ctx, ctx.intAttr("axis", -1), x.shape.size());
+      ctx.normalizeAxis(ctx.intAttr("axis", -1), x.shape.size());
   std::vector<bool> reduced(x.shape.size(), false);
   reduced[static_cast<std::size_t>(axis)] = true;
   std::string a = ctx.addTransient("argmax", ir::DType::I64,
