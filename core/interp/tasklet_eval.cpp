@@ -127,51 +127,31 @@ template <typename T> void storeAs(std::byte *p, T v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-Value floatArith(BinaryOp op, DType t, double a, double b) {
-  if (t == DType::F64) {
-    double r = 0;
-    switch (op) {
-    case BinaryOp::Add:
-      r = a + b;
-      break;
-    case BinaryOp::Sub:
-      r = a - b;
-      break;
-    case BinaryOp::Mul:
-      r = a * b;
-      break;
-    case BinaryOp::Div:
-      r = a / b;
-      break;
-    case BinaryOp::Mod:
-      r = std::fmod(a, b);
-      break;
-    default:
-      assert(false && "not an arithmetic operator");
-    }
-    return Value::ofFloat(t, r);
-  }
-  float x = static_cast<float>(a), y = static_cast<float>(b), r = 0;
+/// One arithmetic operation in T: double for f64, float (rounded after the
+/// operation) for the narrower float types.
+template <typename T> T arith(BinaryOp op, T a, T b) {
   switch (op) {
   case BinaryOp::Add:
-    r = x + y;
-    break;
+    return a + b;
   case BinaryOp::Sub:
-    r = x - y;
-    break;
+    return a - b;
   case BinaryOp::Mul:
-    r = x * y;
-    break;
+    return a * b;
   case BinaryOp::Div:
-    r = x / y;
-    break;
+    return a / b;
   case BinaryOp::Mod:
-    r = std::fmod(x, y);
-    break;
+    return std::fmod(a, b);
   default:
     assert(false && "not an arithmetic operator");
+    return T(0);
   }
-  return Value::ofFloat(t, r);
+}
+
+Value floatArith(BinaryOp op, DType t, double a, double b) {
+  if (t == DType::F64)
+    return Value::ofFloat(t, arith<double>(op, a, b));
+  return Value::ofFloat(
+      t, arith<float>(op, static_cast<float>(a), static_cast<float>(b)));
 }
 
 Value intArith(BinaryOp op, DType t, std::uint64_t a, std::uint64_t b,

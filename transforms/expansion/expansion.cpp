@@ -207,6 +207,21 @@ std::int64_t ExpansionContext::constantDim(const ir::Expr &dim) const {
   return *v;
 }
 
+std::int64_t
+ExpansionContext::spannedCount(const ir::Container &x,
+                               const std::vector<bool> &axes) const {
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < x.shape.size(); ++d)
+    if (axes[d]) {
+      auto c = x.shape[d].asConstant();
+      if (!c)
+        fail("the reduced dimension " + x.shape[d].str() +
+             " is symbolic; the element count must be constant");
+      n *= *c;
+    }
+  return n;
+}
+
 std::int64_t ExpansionContext::normalizeAxis(std::int64_t axis,
                                              std::size_t rank) const {
   auto r = static_cast<std::int64_t>(rank);

@@ -87,6 +87,11 @@ public:
 
   /// A dimension's value; fails (naming it) when it is symbolic.
   std::int64_t constantDim(const ir::Expr &dim) const;
+  /// Elements the flagged axes of `x` span (a reduction's or
+  /// normalization's count); fails when one of them is symbolic, because a
+  /// tasklet can only divide by a literal.
+  std::int64_t spannedCount(const ir::Container &x,
+                            const std::vector<bool> &axes) const;
   /// A possibly negative axis made non-negative; fails when out of range.
   std::int64_t normalizeAxis(std::int64_t axis, std::size_t rank) const;
   /// A float literal of the tasklet language that reads back as exactly

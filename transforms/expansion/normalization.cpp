@@ -33,22 +33,6 @@ std::vector<ir::Expr> keptIndex(const std::vector<ir::Expr> &idx,
   return out;
 }
 
-/// Elements the reduced axes span, as a float literal; a tasklet can only
-/// divide by a literal, so a symbolic extent fails.
-std::string countLit(ExpansionContext &ctx, const ir::Container &x,
-                     const std::vector<bool> &reduced) {
-  std::int64_t n = 1;
-  for (std::size_t d = 0; d < x.shape.size(); ++d)
-    if (reduced[d]) {
-      auto c = x.shape[d].asConstant();
-      if (!c)
-        ctx.fail("the normalised dimension " + x.shape[d].str() +
-                 " is symbolic; the element count must be constant");
-      n *= *c;
-    }
-  return ExpansionContext::floatLiteral(static_cast<double>(n));
-}
-
 /// acc = 0, then acc += f(x) over x, `code` assigning `v` from `x` and the
 /// `extra` inputs (indexed in x's params `i0, i1, ...`).
 void sumInto(ExpansionContext &ctx, const std::string &label,
@@ -139,7 +123,8 @@ void instanceNormalization(ExpansionContext &ctx) {
     ctx.fail("scale and B must have the input's dtype");
   std::vector<bool> reduced(x.shape.size(), true);
   reduced[0] = reduced[1] = false;
-  std::string n = countLit(ctx, x, reduced);
+  std::string n = ExpansionContext::floatLiteral(
+      static_cast<double>(ctx.spannedCount(x, reduced)));
   std::string m = meanOf(ctx, x, reduced, n);
   auto ip = ExpansionContext::params(x.shape.size());
   auto idx = ExpansionContext::indices(ip);
@@ -190,7 +175,8 @@ void layerNormalization(ExpansionContext &ctx) {
     if (o && (o->dtype != x.dtype || o->shape.size() != shape.size()))
       ctx.fail("output '" + o->name + "' has an unexpected dtype or rank");
 
-  std::string n = countLit(ctx, x, reduced);
+  std::string n = ExpansionContext::floatLiteral(
+      static_cast<double>(ctx.spannedCount(x, reduced)));
   std::string m = meanOf(ctx, x, reduced, n, meanOut ? meanOut->name : "");
   auto ip = ExpansionContext::params(x.shape.size());
   auto idx = ExpansionContext::indices(ip);
@@ -230,7 +216,8 @@ void meanVarianceNormalization(ExpansionContext &ctx) {
       ctx.fail("axis " + std::to_string(a) + " is out of range");
     reduced[static_cast<std::size_t>(a < 0 ? a + rank : a)] = true;
   }
-  std::string n = countLit(ctx, x, reduced);
+  std::string n = ExpansionContext::floatLiteral(
+      static_cast<double>(ctx.spannedCount(x, reduced)));
   auto shape = keptShape(x.shape, reduced);
   // As ONNX's function body computes it: the variance is E[x^2] - E[x]^2
   // and the epsilon is added to the standard deviation.

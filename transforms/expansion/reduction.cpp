@@ -122,22 +122,6 @@ void accumulate(ExpansionContext &ctx, const std::string &label,
              {{"v", acc, reducedIndex(idx, reduced, keepdims), wcr}});
 }
 
-/// Number of elements the reduced axes span; fails when it is symbolic,
-/// because a tasklet can only divide by a literal.
-std::int64_t reducedCount(ExpansionContext &ctx, const ir::Container &x,
-                          const std::vector<bool> &reduced) {
-  std::int64_t n = 1;
-  for (std::size_t d = 0; d < x.shape.size(); ++d)
-    if (reduced[d]) {
-      auto c = x.shape[d].asConstant();
-      if (!c)
-        ctx.fail("the reduced dimension " + x.shape[d].str() +
-                 " is symbolic; the element count must be constant");
-      n *= *c;
-    }
-  return n;
-}
-
 enum class ReduceKind {
   Sum,
   Mean,
@@ -220,7 +204,7 @@ Expander reduce(ReduceKind kind) {
       return accumulate(ctx, "sumsq", x, y.name, reduced, keepdims,
                         ir::Wcr::Sum, "v = x * x");
     case ReduceKind::Mean: {
-      std::int64_t n = reducedCount(ctx, x, reduced);
+      std::int64_t n = ctx.spannedCount(x, reduced);
       std::string acc = transient("sum");
       accumulate(ctx, "sum", x, acc, reduced, keepdims, ir::Wcr::Sum, "v = x");
       return finalize(
