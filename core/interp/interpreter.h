@@ -27,6 +27,7 @@
 /// - Tasklet arithmetic is typed; see core/interp/tasklet_eval.h.
 /// - Library and primitive nodes must be expanded first.
 
+#include "core/interp/bind_inputs.h"
 #include "core/runtime/tensor.h"
 #include "ir/program.h"
 
@@ -37,8 +38,6 @@
 #include <string_view>
 
 namespace weir::interp {
-
-using TensorMap = std::map<std::string, runtime::Tensor, std::less<>>;
 
 struct InterpretOptions {
   /// Values of symbols that input shapes do not determine (or that must

@@ -6,6 +6,7 @@
 #include "core/interp/tasklet_eval.h"
 
 #include "ir/error.h"
+#include "ir/tasklet_types.h"
 
 #include <algorithm>
 #include <cassert>
@@ -472,93 +473,14 @@ Value combine(ir::Wcr wcr, const Value &existing, const Value &incoming) {
   return existing;
 }
 
-/// Settles the type of every subexpression by the rules of
-/// tasklet::typeCheck: a literal takes the type of the typed operand beside
-/// it, so types flow bottom-up (infer) and then down into literals (build).
+/// Builds the evaluation nodes of a body whose types ir::tasklet::
+/// settleTypes has settled.
 struct CompiledTasklet::Builder {
-  enum class Lit : std::uint8_t { None, Int, Float };
-  struct Ty {
-    DType dtype;
-    Lit lit = Lit::None;
-  };
+  Builder(CompiledTasklet &out, const ir::tasklet::SettledTypes &types)
+      : out(out), types(types) {}
 
-  explicit Builder(CompiledTasklet &out) : out(out) {}
-
-  static bool fits(Ty t, DType to) {
-    switch (t.lit) {
-    case Lit::None:
-      return t.dtype == to;
-    case Lit::Int:
-      return ir::isFloat(to) || ir::isInteger(to);
-    case Lit::Float:
-      return ir::isFloat(to);
-    }
-    return false;
-  }
-
-  static Ty unify(Ty a, Ty b) {
-    if (a.lit != Lit::None && b.lit != Lit::None)
-      return a.lit == Lit::Float ? a : b;
-    return a.lit == Lit::None ? a : b;
-  }
-
-  Ty infer(const ir::tasklet::Expr &e) {
-    if (auto it = memo.find(&e); it != memo.end())
-      return it->second;
-    Ty t{DType::Bool};
-    switch (e.kind) {
-    case ExprKind::FloatLit:
-      t = {DType::F32, Lit::Float};
-      break;
-    case ExprKind::IntLit:
-      t = {DType::I64, Lit::Int};
-      break;
-    case ExprKind::BoolLit:
-      break;
-    case ExprKind::Var: {
-      auto it = vars.find(e.name);
-      if (it == vars.end())
-        throw Error("'" + e.name +
-                    "' is not an input connector or an "
-                    "earlier temporary");
-      t = {it->second.second};
-      break;
-    }
-    case ExprKind::Unary:
-      if (e.unaryOp == UnaryOp::Neg)
-        t = infer(*e.operands[0]);
-      break;
-    case ExprKind::Binary:
-      if (e.binaryOp != BinaryOp::And && e.binaryOp != BinaryOp::Or &&
-          !isComparison(e.binaryOp))
-        t = unify(infer(*e.operands[0]), infer(*e.operands[1]));
-      break;
-    case ExprKind::Call:
-      t = infer(*e.operands[0]);
-      if (e.operands.size() == 2)
-        t = unify(t, infer(*e.operands[1]));
-      break;
-    case ExprKind::Select:
-      t = unify(infer(*e.operands[1]), infer(*e.operands[2]));
-      break;
-    case ExprKind::Cast:
-      t = {e.castTo};
-      break;
-    }
-    memo.emplace(&e, t);
-    return t;
-  }
-
-  /// The concrete type of `e` where `want` is the type its context expects
-  /// (used only when `e` is still a literal).
-  DType settle(Ty t, std::optional<DType> want) {
-    if (t.lit != Lit::None && want && fits(t, *want))
-      return *want;
-    return t.dtype;
-  }
-
-  int build(const ir::tasklet::Expr &e, std::optional<DType> want) {
-    DType type = settle(infer(e), want);
+  int build(const ir::tasklet::Expr &e) {
+    DType type = types.type.at(&e);
     Node n;
     n.kind = e.kind;
     n.type = type;
@@ -582,52 +504,36 @@ struct CompiledTasklet::Builder {
       n.literal = Value::ofBool(e.intValue != 0);
       break;
     case ExprKind::Var:
-      n.slot = vars.at(e.name).first;
+      n.slot = vars.at(e.name);
       break;
     case ExprKind::Unary:
       n.unaryOp = e.unaryOp;
-      n.operands = {build(*e.operands[0], type)};
       break;
-    case ExprKind::Binary: {
+    case ExprKind::Binary:
       n.binaryOp = e.binaryOp;
-      DType operands = type;
-      if (e.binaryOp == BinaryOp::And || e.binaryOp == BinaryOp::Or) {
-        operands = DType::Bool;
-      } else if (isComparison(e.binaryOp)) {
-        Ty common = unify(infer(*e.operands[0]), infer(*e.operands[1]));
-        operands = common.dtype;
-        n.operandType = operands;
-      } else if (!ir::isFloat(type) &&
-                 (e.binaryOp == BinaryOp::Div || e.binaryOp == BinaryOp::Mod)) {
+      if (isComparison(e.binaryOp))
+        n.operandType = types.operandType.at(&e);
+      else if (!ir::isFloat(type) &&
+               (e.binaryOp == BinaryOp::Div || e.binaryOp == BinaryOp::Mod))
         n.text = ir::tasklet::print(e);
-      }
-      n.operands = {build(*e.operands[0], operands),
-                    build(*e.operands[1], operands)};
       break;
-    }
     case ExprKind::Call:
       n.func = e.func;
-      for (const ir::tasklet::ExprPtr &op : e.operands)
-        n.operands.push_back(build(*op, type));
       break;
     case ExprKind::Select:
-      n.operands = {build(*e.operands[0], DType::Bool),
-                    build(*e.operands[1], type), build(*e.operands[2], type)};
-      break;
-    case ExprKind::Cast: {
-      const ir::tasklet::Expr &op = *e.operands[0];
-      n.operands = {build(op, settle(infer(op), e.castTo))};
+    case ExprKind::Cast:
       break;
     }
-    }
+    for (const ir::tasklet::ExprPtr &op : e.operands)
+      n.operands.push_back(build(*op));
     out.nodes_.push_back(std::move(n));
     return static_cast<int>(out.nodes_.size()) - 1;
   }
 
   CompiledTasklet &out;
-  /// Readable variables: name -> (slot, dtype).
-  std::map<std::string, std::pair<int, DType>, std::less<>> vars;
-  std::map<const ir::tasklet::Expr *, Ty> memo;
+  const ir::tasklet::SettledTypes &types;
+  /// Readable variables: name -> slot.
+  std::map<std::string, int, std::less<>> vars;
 };
 
 CompiledTasklet::CompiledTasklet(const ir::tasklet::Code &code,
@@ -648,29 +554,26 @@ CompiledTasklet::CompiledTasklet(const ir::tasklet::Code &code,
     throw Error(message);
   }
 
-  Builder b(*this);
+  ir::tasklet::SettledTypes types =
+      ir::tasklet::settleTypes(code, inTypes, outTypes);
+  Builder b(*this, types);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    b.vars[inputs[i].name] = {static_cast<int>(i), inputs[i].dtype};
+    b.vars[inputs[i].name] = static_cast<int>(i);
     inputTypes_.push_back(inputs[i].dtype);
   }
-  std::map<std::string, std::pair<int, DType>, std::less<>> outSlots;
+  std::map<std::string, int, std::less<>> outSlots;
   for (std::size_t i = 0; i < outputs.size(); ++i)
-    outSlots[outputs[i].name] = {static_cast<int>(inputs.size() + i),
-                                 outputs[i].dtype};
+    outSlots[outputs[i].name] = static_cast<int>(inputs.size() + i);
   slotCount_ = inputs.size() + outputs.size();
   for (const ir::tasklet::Assignment &s : code.statements) {
+    int value = b.build(*s.value);
     if (auto it = outSlots.find(s.target); it != outSlots.end()) {
-      statements_.push_back(
-          {it->second.first, b.build(*s.value, it->second.second)});
+      statements_.push_back({it->second, value});
     } else if (auto temp = b.vars.find(s.target); temp != b.vars.end()) {
-      statements_.push_back(
-          {temp->second.first, b.build(*s.value, temp->second.second)});
+      statements_.push_back({temp->second, value});
     } else {
-      // A new temporary: a lone literal settles to its default type.
-      DType type = b.infer(*s.value).dtype;
-      int value = b.build(*s.value, type);
       int slot = static_cast<int>(slotCount_++);
-      b.vars[s.target] = {slot, type};
+      b.vars[s.target] = slot;
       statements_.push_back({slot, value});
     }
   }

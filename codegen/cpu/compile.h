@@ -1,0 +1,65 @@
+#pragma once
+/// \file
+/// The CPU backend: loop IR -> LLVM IR -> machine code through ORC LLJIT,
+/// optimized for the host (the -O3 pipeline with the host's CPU features).
+/// Parallel loops run on Weir's thread pool.
+///
+///     codegen::Executable exe = codegen::compile(program);
+///     interp::TensorMap outputs = exe.run(inputs);
+///
+/// Results equal the reference interpreter's bit for bit: no fast-math, no
+/// floating-point contraction or reassociation.
+
+#include "codegen/lower/lower.h"
+#include "core/interp/interpreter.h"
+#include "ir/program.h"
+
+#include <memory>
+#include <string>
+
+namespace weir::codegen {
+
+struct CompileOptions {
+  LowerOptions lower;
+  /// Threads for parallel loops; 0 = the number of cores.
+  int threads = 0;
+  /// Reuse an earlier compilation of a structurally equal program (the
+  /// program hash) with equal options.
+  bool useCache = true;
+};
+
+struct RunOptions {
+  /// Values of symbols the input shapes do not determine.
+  ir::Bindings symbols;
+};
+
+class Executable {
+public:
+  /// Runs the compiled program. Inputs are checked as the interpreter checks
+  /// them (names, dtypes, shapes; symbols bound from input shapes). Throws
+  /// weir::Error on bad inputs and on an integer division by zero.
+  interp::TensorMap run(const interp::TensorMap &inputs,
+                        const RunOptions &options = {}) const;
+
+  /// The loop IR, printed.
+  const std::string &loopIR() const;
+  /// The LLVM IR as generated (before optimization) and as optimized.
+  const std::string &llvmIR() const;
+  const std::string &optimizedLLVMIR() const;
+  /// Seconds spent lowering, generating and optimizing (0 on a cache hit).
+  double compileSeconds() const;
+  int threads() const;
+
+  struct Impl;
+
+private:
+  friend Executable compile(const ir::Program &, const CompileOptions &);
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// Lowers and compiles. Throws weir::Error when the program cannot be
+/// lowered (see lower()).
+Executable compile(const ir::Program &program,
+                   const CompileOptions &options = {});
+
+} // namespace weir::codegen

@@ -1,0 +1,147 @@
+#pragma once
+/// \file
+/// Weir's loop IR: the form every backend prints or compiles. Immutable,
+/// shared statement and value trees in the style of Halide's: a loop nest of
+/// `for` (serial, parallel or vectorized), `allocate`, `store`, `assign` (a
+/// scalar local) and `if`, over typed scalar values (`load`, literals,
+/// locals, arithmetic, calls, select, casts).
+///
+/// Index arithmetic is symbolic (ir::Expr over program symbols and loop
+/// variables) and already flattened: a load or store names a buffer and one
+/// element offset computed from the container's strides. Values follow the
+/// typed semantics of the reference interpreter (core/interp/tasklet_eval.h):
+/// every value has a dtype; integers wrap; f16/bf16 values are computed in
+/// f32 and rounded to their own precision on store and by casts.
+
+#include "ir/dtype.h"
+#include "ir/expr.h"
+#include "ir/tasklet.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace weir::codegen {
+
+// ---------------------------------------------------------------- values --
+
+enum class ValueKind : std::uint8_t {
+  Literal, ///< `f` for floats, `bits` for integers and bool
+  Load,    ///< buffer[index]
+  Local,   ///< a scalar local set by an Assign
+  Unary,
+  Binary,
+  Call,
+  Select, ///< operands: condition, then, else; evaluates only the taken side
+  Cast,
+};
+
+struct Value;
+using ValuePtr = std::shared_ptr<const Value>;
+
+struct Value {
+  ValueKind kind = ValueKind::Literal;
+  ir::DType type = ir::DType::F32;
+  double f = 0;           ///< Literal of a float type
+  std::uint64_t bits = 0; ///< Literal of an integer type (wrapped) or bool
+  std::string name;       ///< Load: buffer; Local: local name
+  ir::Expr index;         ///< Load: element offset
+  ir::tasklet::UnaryOp unaryOp = ir::tasklet::UnaryOp::Neg;
+  ir::tasklet::BinaryOp binaryOp = ir::tasklet::BinaryOp::Add;
+  ir::tasklet::Func func = ir::tasklet::Func::Exp;
+  /// Comparisons: the type both operands have (the result is bool).
+  ir::DType operandType = ir::DType::F32;
+  std::vector<ValuePtr> operands;
+};
+
+ValuePtr floatLiteral(ir::DType type, double value);
+ValuePtr intLiteral(ir::DType type, std::uint64_t bits);
+ValuePtr load(ir::DType type, std::string buffer, ir::Expr index);
+ValuePtr local(ir::DType type, std::string name);
+ValuePtr unary(ir::tasklet::UnaryOp op, ValuePtr a);
+/// Arithmetic (result type of the operands) or comparison/logical (bool).
+ValuePtr binary(ir::tasklet::BinaryOp op, ValuePtr a, ValuePtr b);
+ValuePtr call(ir::tasklet::Func f, ir::DType type, std::vector<ValuePtr> args);
+ValuePtr select(ValuePtr cond, ValuePtr then, ValuePtr otherwise);
+/// `value` converted to `to` (returns `value` itself when the type matches).
+ValuePtr cast(ir::DType to, ValuePtr value);
+
+/// Whether evaluating `v` may divide integers (and so must not be evaluated
+/// speculatively: a division by zero is an error the run reports).
+bool hasIntegerDivision(const Value &v);
+
+// ------------------------------------------------------------ statements --
+
+enum class StmtKind : std::uint8_t {
+  Block,    ///< `body` in order
+  For,      ///< `var` over [begin, end) by `step`, `body`
+  Allocate, ///< zero-filled buffer `buffer` of `size` elements for `body`
+  Store,    ///< buffer[index] = value
+  Assign,   ///< local `var` = value
+  If,       ///< if (value) body
+};
+
+enum class ForKind : std::uint8_t {
+  Serial,
+  Parallel,   ///< iterations are independent; run on the thread pool
+  Vectorized, ///< iterations are independent; ask for SIMD
+};
+const char *forKindName(ForKind k);
+
+struct Stmt;
+using StmtPtr = std::shared_ptr<const Stmt>;
+
+struct Stmt {
+  StmtKind kind = StmtKind::Block;
+  std::vector<StmtPtr> body;
+  /// For: loop variable; Assign: local name.
+  std::string var;
+  ir::Expr begin, end, step = ir::Expr(1);
+  ForKind forKind = ForKind::Serial;
+  /// Allocate, Store: the buffer.
+  std::string buffer;
+  ir::DType dtype = ir::DType::F32; ///< Allocate
+  ir::Expr size;                    ///< Allocate: element count
+  ir::Expr index;                   ///< Store: element offset
+  ValuePtr value;                   ///< Store, Assign: value; If: condition
+};
+
+StmtPtr block(std::vector<StmtPtr> body);
+StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
+                ForKind kind, std::vector<StmtPtr> body);
+StmtPtr allocate(std::string buffer, ir::DType dtype, ir::Expr size,
+                 std::vector<StmtPtr> body);
+StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value);
+StmtPtr assign(std::string var, ValuePtr value);
+StmtPtr ifThen(ValuePtr cond, std::vector<StmtPtr> body);
+
+// -------------------------------------------------------------- function --
+
+/// A buffer the function receives from its caller.
+struct BufferParam {
+  std::string name; ///< the container's name
+  ir::DType dtype = ir::DType::F32;
+  std::vector<ir::Expr> shape;
+  enum class Role : std::uint8_t { Input, Output, Constant } role = Role::Input;
+  /// Whether the function stores into it (an input written in place must be
+  /// copied by the caller first).
+  bool written = false;
+};
+
+/// A lowered program: one function over buffers and integer symbols.
+struct LoopFunction {
+  std::string name;
+  /// In call order: the program's inputs, its outputs, then its constants.
+  std::vector<BufferParam> buffers;
+  /// Program symbols, passed as i64 in this order.
+  std::vector<std::string> symbols;
+  StmtPtr body;
+};
+
+/// The readable text form (what `weir lower` and the GUI show).
+std::string print(const LoopFunction &f);
+std::string print(const Stmt &s, int indent = 0);
+std::string print(const Value &v);
+
+} // namespace weir::codegen
