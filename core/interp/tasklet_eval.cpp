@@ -473,6 +473,28 @@ Value combine(ir::Wcr wcr, const Value &existing, const Value &incoming) {
   return existing;
 }
 
+Value literalValue(const ir::tasklet::Expr &e, DType type) {
+  switch (e.kind) {
+  case ExprKind::FloatLit:
+    return ir::isFloat(type)
+               ? Value::ofFloat(type, e.floatValue)
+               : convert(Value::ofFloat(DType::F64, e.floatValue), type);
+  case ExprKind::IntLit:
+    if (ir::isFloat(type)) {
+      // Computed at float precision for f16/bf16 (see the file comment).
+      DType compute = type == DType::F64 ? type : DType::F32;
+      Value v = convert(Value::ofInt(DType::I64, e.intValue), compute);
+      v.dtype = type;
+      return v;
+    }
+    return convert(Value::ofInt(DType::I64, e.intValue), type);
+  case ExprKind::BoolLit:
+    return Value::ofBool(e.intValue != 0);
+  default:
+    throw Error("'" + ir::tasklet::print(e) + "' is not a literal");
+  }
+}
+
 /// Builds the evaluation nodes of a body whose types ir::tasklet::
 /// settleTypes has settled.
 struct CompiledTasklet::Builder {
@@ -486,22 +508,9 @@ struct CompiledTasklet::Builder {
     n.type = type;
     switch (e.kind) {
     case ExprKind::FloatLit:
-      n.literal = ir::isFloat(type)
-                      ? Value::ofFloat(type, e.floatValue)
-                      : convert(Value::ofFloat(DType::F64, e.floatValue), type);
-      break;
     case ExprKind::IntLit:
-      if (ir::isFloat(type)) {
-        // Computed at float precision for f16/bf16 (see the file comment).
-        DType compute = type == DType::F64 ? type : DType::F32;
-        n.literal = convert(Value::ofInt(DType::I64, e.intValue), compute);
-        n.literal.dtype = type;
-      } else {
-        n.literal = convert(Value::ofInt(DType::I64, e.intValue), type);
-      }
-      break;
     case ExprKind::BoolLit:
-      n.literal = Value::ofBool(e.intValue != 0);
+      n.literal = literalValue(e, type);
       break;
     case ExprKind::Var:
       n.slot = vars.at(e.name);

@@ -66,6 +66,12 @@ void storeElement(runtime::Tensor &t, std::int64_t flatIndex, const Value &v);
 /// and min `&&`.
 Value combine(ir::Wcr wcr, const Value &existing, const Value &incoming);
 
+/// The value of literal `e` (a float, integer or bool literal) when its
+/// settled type is `type` (ir::tasklet::settleTypes): what the interpreter
+/// computes with and code generators emit. Throws weir::Error for a
+/// non-literal.
+Value literalValue(const ir::tasklet::Expr &e, ir::DType type);
+
 /// A tasklet body with the type of every subexpression settled, ready to run
 /// once per map iteration.
 class CompiledTasklet {

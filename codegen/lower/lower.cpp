@@ -1,0 +1,506 @@
+/// \file
+/// Dataflow program -> loop IR (see lower.h for the semantics).
+
+#include "codegen/lower/lower.h"
+
+#include "codegen/lower/parallel_proof.h"
+#include "core/interp/state_plan.h"
+#include "core/interp/tasklet_eval.h"
+#include "ir/error.h"
+#include "ir/tasklet_types.h"
+
+#include <algorithm>
+#include <set>
+
+namespace weir::codegen {
+namespace {
+
+using ir::NodeId;
+using ir::NodeKind;
+using ir::tasklet::ExprKind;
+using Subst = std::map<std::string, ir::Expr, std::less<>>;
+
+std::string describe(const ir::Node &n) {
+  return std::string(ir::nodeKindName(n.kind)) + " '" + n.label + "' (id " +
+         std::to_string(n.id) + ")";
+}
+
+class Lowerer {
+public:
+  Lowerer(const ir::Program &p, const LowerOptions &o) : program_(p), opt_(o) {}
+
+  LoopFunction run();
+
+private:
+  std::vector<StmtPtr> lowerScope(const interp::StatePlan &plan, NodeId scope);
+  void lowerNode(const interp::StatePlan &plan, NodeId id,
+                 std::vector<StmtPtr> &out);
+  void lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
+                std::vector<StmtPtr> &out);
+  void lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
+                    std::vector<StmtPtr> &out);
+  void lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
+                   std::vector<StmtPtr> &out);
+
+  ValuePtr lowerExpr(const ir::tasklet::Expr &e,
+                     const ir::tasklet::SettledTypes &types, NodeId tasklet);
+
+  /// Point indices of a tasklet memlet, substituted; throws when the memlet
+  /// moves more than one element.
+  std::vector<ir::Expr> pointIndex(const ir::Node &n, const ir::Edge &e,
+                                   const std::string &conn);
+  ir::Expr flatten(const std::string &container,
+                   const std::vector<ir::Expr> &index) const;
+  ir::Expr subst(const ir::Expr &e) const { return e.substitute(subst_); }
+  /// A loop variable name unused by enclosing loops, symbols and containers.
+  std::string freshLoopVar(const std::string &want);
+  void noteAccess(const std::string &container,
+                  const std::vector<ir::Expr> &index, bool write);
+  static std::string localName(NodeId tasklet, const std::string &name) {
+    return "t" + std::to_string(tasklet) + "_" + name;
+  }
+
+  const ir::Program &program_;
+  const LowerOptions &opt_;
+  Subst subst_;
+  std::set<std::string, std::less<>> enclosing_; ///< loop vars in scope
+  std::set<std::string, std::less<>> written_;
+  /// Accesses of the map scopes being lowered, innermost last.
+  std::vector<AccessLog *> logs_;
+  /// How many enclosing maps may become parallel loops.
+  int parallelDepth_ = 0;
+  /// The map scope each tasklet was lowered in (0 = top level).
+  std::map<NodeId, NodeId> taskletScope_;
+  NodeId currentScope_ = 0;
+  int copyCounter_ = 0;
+};
+
+std::string Lowerer::freshLoopVar(const std::string &want) {
+  auto taken = [&](const std::string &n) {
+    return enclosing_.count(n) || program_.findContainer(n) ||
+           std::find(program_.symbols.begin(), program_.symbols.end(), n) !=
+               program_.symbols.end();
+  };
+  std::string name = want;
+  for (int k = 1; taken(name); ++k)
+    name = want + "_" + std::to_string(k);
+  return name;
+}
+
+void Lowerer::noteAccess(const std::string &container,
+                         const std::vector<ir::Expr> &index, bool write) {
+  if (write)
+    written_.insert(container);
+  for (AccessLog *log : logs_)
+    log->accesses.push_back({container, index, write});
+}
+
+ir::Expr Lowerer::flatten(const std::string &container,
+                          const std::vector<ir::Expr> &index) const {
+  const ir::Container &c = program_.container(container);
+  std::vector<ir::Expr> strides =
+      c.strides.size() == c.shape.size() ? c.strides
+                                         : ir::rowMajorStrides(c.shape);
+  ir::Expr flat(0);
+  for (std::size_t d = 0; d < index.size(); ++d)
+    flat = flat + index[d] * strides[d];
+  return flat;
+}
+
+std::vector<ir::Expr> Lowerer::pointIndex(const ir::Node &n, const ir::Edge &e,
+                                          const std::string &conn) {
+  const ir::Container &c = program_.container(e.memlet.container);
+  if (e.memlet.subset.dims.size() != c.shape.size())
+    throw Error(describe(n) + ": edge " + std::to_string(e.id) + " (" +
+                e.memlet.str() + ") has rank " +
+                std::to_string(e.memlet.subset.dims.size()) +
+                " but container '" + c.name + "' has rank " +
+                std::to_string(c.shape.size()));
+  std::vector<ir::Expr> index;
+  for (const ir::Range &r : e.memlet.subset.dims) {
+    if (subst(r.size()) != ir::Expr(1))
+      throw Error(describe(n) + ": connector '" + conn + "' moves " +
+                  e.memlet.subset.volume().str() + " elements through edge " +
+                  std::to_string(e.id) + " (" + e.memlet.str() +
+                  "); a tasklet connector moves a single element");
+    index.push_back(subst(r.begin));
+  }
+  return index;
+}
+
+ValuePtr Lowerer::lowerExpr(const ir::tasklet::Expr &e,
+                            const ir::tasklet::SettledTypes &types,
+                            NodeId tasklet) {
+  ir::DType type = types.type.at(&e);
+  auto operand = [&](std::size_t i) {
+    return lowerExpr(*e.operands[i], types, tasklet);
+  };
+  switch (e.kind) {
+  case ExprKind::FloatLit:
+  case ExprKind::IntLit:
+  case ExprKind::BoolLit: {
+    interp::Value v = interp::literalValue(e, type);
+    return ir::isFloat(type) ? floatLiteral(type, v.f)
+                             : intLiteral(type, v.bits);
+  }
+  case ExprKind::Var:
+    return local(type, localName(tasklet, e.name));
+  case ExprKind::Unary:
+    return unary(e.unaryOp, operand(0));
+  case ExprKind::Binary:
+    return binary(e.binaryOp, operand(0), operand(1));
+  case ExprKind::Call: {
+    std::vector<ValuePtr> args;
+    for (std::size_t i = 0; i < e.operands.size(); ++i)
+      args.push_back(operand(i));
+    return call(e.func, type, std::move(args));
+  }
+  case ExprKind::Select:
+    return select(operand(0), operand(1), operand(2));
+  case ExprKind::Cast:
+    return cast(type, operand(0));
+  }
+  throw Error("unknown tasklet expression");
+}
+
+/// `existing` combined with `incoming` under `wcr`, in `existing`'s type
+/// (interp::combine).
+ValuePtr combine(ir::Wcr wcr, ValuePtr existing, ValuePtr incoming) {
+  using ir::tasklet::BinaryOp;
+  using ir::tasklet::Func;
+  ir::DType t = existing->type;
+  incoming = cast(t, std::move(incoming));
+  if (t == ir::DType::Bool) {
+    bool orLike = wcr == ir::Wcr::Sum || wcr == ir::Wcr::Max;
+    return binary(orLike ? BinaryOp::Or : BinaryOp::And, existing, incoming);
+  }
+  switch (wcr) {
+  case ir::Wcr::Sum:
+    return binary(BinaryOp::Add, existing, incoming);
+  case ir::Wcr::Prod:
+    return binary(BinaryOp::Mul, existing, incoming);
+  case ir::Wcr::Max:
+    return call(Func::Max, t, {existing, incoming});
+  case ir::Wcr::Min:
+    return call(Func::Min, t, {existing, incoming});
+  }
+  return incoming;
+}
+
+void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
+                           std::vector<StmtPtr> &out) {
+  taskletScope_[n.id] = currentScope_;
+  static const std::vector<const ir::Edge *> kNone;
+  auto inIt = plan.in.find(n.id);
+  auto outIt = plan.out.find(n.id);
+  const auto &ins = inIt == plan.in.end() ? kNone : inIt->second;
+  const auto &outs = outIt == plan.out.end() ? kNone : outIt->second;
+
+  ir::tasklet::ConnectorTypes inTypes, outTypes;
+  for (const ir::Connector &c : n.inputs) {
+    inTypes[c.name] = c.dtype;
+    auto e = std::find_if(ins.begin(), ins.end(), [&](const ir::Edge *e) {
+      return e->dstConn == c.name;
+    });
+    if (e == ins.end())
+      throw Error(describe(n) + ": input connector '" + c.name +
+                  "' has no incoming edge");
+    const ir::Edge &edge = **e;
+    ValuePtr value;
+    if (edge.memlet.empty()) {
+      const ir::Node *src = plan.nodes.at(edge.src);
+      if (src->kind != NodeKind::Tasklet)
+        throw Error(describe(n) + ": input connector '" + c.name +
+                    "' is fed by an empty memlet that carries no value (only "
+                    "a tasklet's output can be handed over directly)");
+      auto scope = taskletScope_.find(src->id);
+      if (scope == taskletScope_.end() || scope->second != currentScope_)
+        throw Error(describe(n) + ": input connector '" + c.name +
+                    "' receives a value handed over from " + describe(*src) +
+                    " in another map scope; lowering hands values over only "
+                    "within one scope");
+      const ir::Connector *from = src->findOutput(edge.srcConn);
+      if (!from || from->dtype != c.dtype)
+        throw Error(describe(n) + ": input connector '" + c.name + "' is " +
+                    std::string(ir::dtypeName(c.dtype)) +
+                    " but the value handed over is not");
+      value = local(c.dtype, localName(src->id, edge.srcConn));
+    } else {
+      const std::string &name = edge.memlet.container;
+      std::vector<ir::Expr> index = pointIndex(n, edge, c.name);
+      noteAccess(name, index, false);
+      value = cast(c.dtype, load(program_.container(name).dtype, name,
+                                 flatten(name, index)));
+    }
+    out.push_back(assign(localName(n.id, c.name), value));
+  }
+  for (const ir::Connector &c : n.outputs)
+    outTypes[c.name] = c.dtype;
+
+  const ir::tasklet::Code &code = *n.tasklet().code;
+  std::vector<ir::tasklet::TypeIssue> issues =
+      ir::tasklet::typeCheck(code, inTypes, outTypes);
+  if (!issues.empty())
+    throw Error(describe(n) + ": the code does not type check: " +
+                issues[0].message);
+  ir::tasklet::SettledTypes types =
+      ir::tasklet::settleTypes(code, inTypes, outTypes);
+  for (const ir::tasklet::Assignment &a : code.statements)
+    out.push_back(
+        assign(localName(n.id, a.target), lowerExpr(*a.value, types, n.id)));
+
+  for (const ir::Connector &c : n.outputs)
+    for (const ir::Edge *e : outs) {
+      if (e->srcConn != c.name || e->memlet.empty())
+        continue;
+      const std::string &name = e->memlet.container;
+      const ir::Container &target = program_.container(name);
+      if (target.isConstant())
+        throw Error(describe(n) + " writes constant container '" + name +
+                    "', which is read-only");
+      std::vector<ir::Expr> index = pointIndex(n, *e, c.name);
+      noteAccess(name, index, true);
+      ir::Expr flat = flatten(name, index);
+      ValuePtr value =
+          cast(target.dtype, local(c.dtype, localName(n.id, c.name)));
+      if (e->memlet.wcr)
+        value = combine(*e->memlet.wcr, load(target.dtype, name, flat), value);
+      out.push_back(store(name, flat, value));
+    }
+}
+
+void Lowerer::lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
+                          std::vector<StmtPtr> &out) {
+  auto inIt = plan.in.find(n.id);
+  if (inIt == plan.in.end())
+    return;
+  for (const ir::Edge *e : inIt->second) {
+    const ir::Node &src = *plan.nodes.at(e->src);
+    if (src.kind != NodeKind::Access || e->memlet.empty())
+      continue;
+    const std::string &from = src.access().container;
+    const std::string &to = n.access().container;
+    const std::string &named = e->memlet.container;
+    const std::string &other = named == from ? to : from;
+    if (from == to)
+      throw Error("edge " + std::to_string(e->id) + " (" + e->memlet.str() +
+                  ") copies container '" + from +
+                  "' into itself; lowering does not support that");
+    const ir::Container &namedC = program_.container(named);
+    const ir::Container &otherC = program_.container(other);
+    const ir::Container &dstC = program_.container(to);
+    if (dstC.isConstant())
+      throw Error("edge " + std::to_string(e->id) +
+                  " writes constant container '" + to +
+                  "', which is read-only");
+    bool sameShape = namedC.shape == otherC.shape;
+    const ir::Subset &subset = e->memlet.subset;
+    if (subset.dims.size() != namedC.shape.size())
+      throw Error("edge " + std::to_string(e->id) + " (" + e->memlet.str() +
+                  ") has the wrong rank for container '" + named + "'");
+    if (!sameShape && subst(subset.volume()) != subst(otherC.elementCount()))
+      throw Error("edge " + std::to_string(e->id) + " (" + e->memlet.str() +
+                  ") copies " + subset.volume().str() + " elements of '" +
+                  named + "' but container '" + other +
+                  "' has neither the same shape nor provably that many "
+                  "elements");
+    // One loop per dimension of the subset; the position inside the other
+    // container is the same index (same shape) or the row-major count.
+    std::vector<std::string> vars;
+    std::vector<ir::Expr> namedIndex, otherIndex;
+    ir::Expr count(0);
+    int copyId = copyCounter_++;
+    for (std::size_t d = 0; d < subset.dims.size(); ++d) {
+      std::string v = freshLoopVar("c" + std::to_string(copyId) + "_" +
+                                   std::to_string(d));
+      enclosing_.insert(v);
+      vars.push_back(v);
+      ir::Expr x = ir::Expr::symbol(v);
+      namedIndex.push_back(x);
+      const ir::Range &r = subset.dims[d];
+      count = count * subst(r.size()) +
+              ir::floorDiv(x - subst(r.begin), subst(r.step));
+    }
+    if (sameShape) {
+      otherIndex = namedIndex;
+    } else {
+      ir::Expr rest = count;
+      std::vector<ir::Expr> strides = ir::rowMajorStrides(otherC.shape);
+      for (std::size_t d = 0; d < otherC.shape.size(); ++d) {
+        ir::Expr s = subst(strides[d]);
+        otherIndex.push_back(ir::floorDiv(rest, s));
+        rest = ir::mod(rest, s);
+      }
+    }
+    bool namedIsSource = named == from;
+    const std::vector<ir::Expr> &srcIndex =
+        namedIsSource ? namedIndex : otherIndex;
+    const std::vector<ir::Expr> &dstIndex =
+        namedIsSource ? otherIndex : namedIndex;
+    noteAccess(from, srcIndex, false);
+    noteAccess(to, dstIndex, true);
+    ir::Expr dstFlat = flatten(to, dstIndex);
+    ValuePtr value = cast(dstC.dtype, load(program_.container(from).dtype,
+                                           from, flatten(from, srcIndex)));
+    if (e->memlet.wcr)
+      value = combine(*e->memlet.wcr, load(dstC.dtype, to, dstFlat), value);
+    StmtPtr body = store(to, dstFlat, value);
+    for (std::size_t d = subset.dims.size(); d-- > 0;) {
+      const ir::Range &r = subset.dims[d];
+      body = forLoop(vars[d], subst(r.begin), subst(r.end), subst(r.step),
+                     ForKind::Serial, {body});
+      enclosing_.erase(vars[d]);
+    }
+    out.push_back(body);
+  }
+}
+
+void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
+                       std::vector<StmtPtr> &out) {
+  const ir::MapData &m = entry.map();
+  Subst saved = subst_;
+  std::vector<std::string> vars;
+  std::vector<ir::Range> ranges;
+  for (std::size_t d = 0; d < m.params.size(); ++d) {
+    const ir::Range &r = m.ranges[d];
+    ranges.push_back({subst(r.begin), subst(r.end), subst(r.step)});
+    std::string v = freshLoopVar(m.params[d]);
+    vars.push_back(v);
+    enclosing_.insert(v);
+    subst_[m.params[d]] = ir::Expr::symbol(v);
+  }
+  bool parallelCandidate =
+      parallelDepth_ == 0 &&
+      (m.schedule == ir::Schedule::CpuParallel ||
+       (m.schedule == ir::Schedule::Sequential &&
+        opt_.parallelizeSequentialMaps));
+  bool vectorCandidate = m.schedule == ir::Schedule::Vectorized;
+
+  // Names that do not vary inside this map's first loop: the symbols and
+  // the enclosing loops' variables.
+  std::set<std::string, std::less<>> outer(program_.symbols.begin(),
+                                           program_.symbols.end());
+  for (const std::string &v : enclosing_)
+    if (std::find(vars.begin(), vars.end(), v) == vars.end())
+      outer.insert(v);
+
+  // Inner maps of a candidate stay serial: parallel regions do not nest,
+  // and the proof for this map can only run once its body is lowered (if it
+  // fails, the whole nest stays serial).
+  AccessLog log;
+  logs_.push_back(&log);
+  NodeId savedScope = currentScope_;
+  currentScope_ = entry.id;
+  parallelDepth_ += parallelCandidate;
+  std::vector<StmtPtr> body = lowerScope(plan, entry.id);
+  parallelDepth_ -= parallelCandidate;
+  currentScope_ = savedScope;
+  logs_.pop_back();
+
+  std::size_t parallelDim = vars.size();
+  if (parallelCandidate && !vars.empty() &&
+      iterationsArePrivate(log, vars[0], outer))
+    parallelDim = 0;
+  std::set<std::string, std::less<>> inner = outer;
+  inner.insert(vars.begin(), vars.end());
+  if (!vars.empty())
+    inner.erase(vars.back());
+  for (std::size_t d = vars.size(); d-- > 0;) {
+    ForKind kind = ForKind::Serial;
+    if (d == parallelDim)
+      kind = ForKind::Parallel;
+    else if (vectorCandidate && d + 1 == vars.size() &&
+             iterationsArePrivate(log, vars[d], inner))
+      kind = ForKind::Vectorized;
+    StmtPtr loop = forLoop(vars[d], ranges[d].begin, ranges[d].end,
+                           ranges[d].step, kind, std::move(body));
+    body = {loop};
+    enclosing_.erase(vars[d]);
+  }
+  subst_ = saved;
+  out.insert(out.end(), body.begin(), body.end());
+}
+
+void Lowerer::lowerNode(const interp::StatePlan &plan, NodeId id,
+                        std::vector<StmtPtr> &out) {
+  const ir::Node &n = *plan.nodes.at(id);
+  switch (n.kind) {
+  case NodeKind::Access:
+    return lowerCopies(plan, n, out);
+  case NodeKind::Tasklet:
+    return lowerTasklet(plan, n, out);
+  case NodeKind::MapEntry:
+    return lowerMap(plan, n, out);
+  case NodeKind::MapExit:
+    return;
+  case NodeKind::Library:
+    throw Error("library node '" + n.label + "' (" + n.library().op +
+                ") must be expanded before it can be lowered");
+  case NodeKind::Primitive:
+    throw Error("primitive node '" + n.label + "' (" +
+                n.primitive().primitive + ") cannot be lowered yet");
+  }
+}
+
+std::vector<StmtPtr> Lowerer::lowerScope(const interp::StatePlan &plan,
+                                         NodeId scope) {
+  std::vector<StmtPtr> out;
+  for (NodeId id : plan.order.at(scope))
+    lowerNode(plan, id, out);
+  return out;
+}
+
+LoopFunction Lowerer::run() {
+  for (const ir::State &s : program_.states)
+    for (const ir::Node &n : s.nodes)
+      if (n.kind == NodeKind::Library || n.kind == NodeKind::Primitive) {
+        std::vector<StmtPtr> ignored;
+        interp::StatePlan plan;
+        plan.nodes[n.id] = &n;
+        lowerNode(plan, n.id, ignored); // throws the message for the kind
+      }
+
+  LoopFunction f;
+  f.name = program_.name;
+  f.symbols = program_.symbols;
+  std::vector<StmtPtr> states;
+  for (const ir::State &s : program_.states) {
+    interp::StatePlan plan = interp::planState(s);
+    states.push_back(block(lowerScope(plan, 0)));
+  }
+  StmtPtr body = block(std::move(states));
+
+  using Role = BufferParam::Role;
+  auto param = [&](const std::string &name, Role role) {
+    const ir::Container &c = program_.container(name);
+    f.buffers.push_back(
+        {name, c.dtype, c.shape, role, written_.count(name) > 0});
+  };
+  std::set<std::string, std::less<>> args;
+  for (const std::string &name : program_.inputs) {
+    param(name, Role::Input);
+    args.insert(name);
+  }
+  for (const std::string &name : program_.outputs)
+    if (args.insert(name).second)
+      param(name, Role::Output);
+  for (const auto &[name, c] : program_.containers)
+    if (c.isConstant() && args.insert(name).second)
+      param(name, Role::Constant);
+  for (auto it = program_.containers.rbegin(); it != program_.containers.rend();
+       ++it)
+    if (!args.count(it->first))
+      body = allocate(it->first, it->second.dtype, it->second.elementCount(),
+                      {body});
+  f.body = body;
+  return f;
+}
+
+} // namespace
+
+LoopFunction lower(const ir::Program &program, const LowerOptions &options) {
+  Lowerer l(program, options);
+  return l.run();
+}
+
+} // namespace weir::codegen
