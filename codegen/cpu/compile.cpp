@@ -1,0 +1,181 @@
+/// \file
+/// compile() and Executable: lowering, the JIT, the compile cache and runs.
+
+#include "codegen/cpu/compile.h"
+
+#include "codegen/cpu/jit.h"
+#include "core/interp/bind_inputs.h"
+#include "core/runtime/thread_pool.h"
+#include "ir/error.h"
+#include "ir/hash.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <mutex>
+
+namespace weir::codegen {
+namespace {
+
+/// What a compilation produces; shared by every Executable of structurally
+/// equal programs compiled with equal options.
+struct Compiled {
+  LoopFunction function;
+  std::string loopIR;
+  std::unique_ptr<cpu::JitModule> module;
+};
+
+/// The most recently compiled programs, by structural hash and options.
+class CompileCache {
+public:
+  std::shared_ptr<const Compiled> find(const std::string &key) {
+    std::lock_guard lock(mutex_);
+    for (const auto &[k, v] : entries_)
+      if (k == key)
+        return v;
+    return nullptr;
+  }
+  void add(const std::string &key, std::shared_ptr<const Compiled> c) {
+    std::lock_guard lock(mutex_);
+    entries_.emplace_back(key, std::move(c));
+    if (entries_.size() > kCapacity)
+      entries_.pop_front();
+  }
+
+private:
+  static constexpr std::size_t kCapacity = 16;
+  std::mutex mutex_;
+  std::deque<std::pair<std::string, std::shared_ptr<const Compiled>>>
+      entries_;
+};
+
+CompileCache &cache() {
+  static CompileCache c;
+  return c;
+}
+
+std::string cacheKey(const ir::Program &p, const CompileOptions &o) {
+  return ir::hashHex(ir::structuralHash(p)) +
+         (o.lower.parallelizeSequentialMaps ? "/par" : "/seq");
+}
+
+} // namespace
+
+struct Executable::Impl {
+  ir::Program program;
+  std::shared_ptr<const Compiled> compiled;
+  std::shared_ptr<runtime::ThreadPool> pool;
+  double seconds = 0;
+};
+
+Executable compile(const ir::Program &program, const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  auto impl = std::make_shared<Executable::Impl>();
+  impl->program = program;
+  std::string key = cacheKey(program, options);
+  if (options.useCache)
+    impl->compiled = cache().find(key);
+  if (!impl->compiled) {
+    auto c = std::make_shared<Compiled>();
+    c->function = lower(program, options.lower);
+    c->loopIR = print(c->function);
+    c->module = std::make_unique<cpu::JitModule>(c->function);
+    impl->compiled = c;
+    if (options.useCache)
+      cache().add(key, c);
+    impl->seconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  }
+  impl->pool = std::make_shared<runtime::ThreadPool>(options.threads);
+  Executable e;
+  e.impl_ = std::move(impl);
+  return e;
+}
+
+interp::TensorMap Executable::run(const interp::TensorMap &inputs,
+                                  const RunOptions &options) const {
+  const Impl &im = *impl_;
+  const ir::Program &p = im.program;
+  const LoopFunction &f = im.compiled->function;
+  ir::Bindings symbols = interp::bindInputs(p, inputs, options.symbols);
+  auto isOutput = [&](const std::string &name) {
+    return std::find(p.outputs.begin(), p.outputs.end(), name) !=
+           p.outputs.end();
+  };
+
+  interp::TensorMap outputs;
+  std::vector<runtime::Tensor> keep; // inputs, alive for the call
+  std::vector<void *> buffers;
+  for (const BufferParam &b : f.buffers) {
+    switch (b.role) {
+    case BufferParam::Role::Input: {
+      runtime::Tensor t = inputs.find(b.name)->second;
+      // The caller's tensors never change: an input the program writes, or
+      // returns as an output, is copied first.
+      if (b.written || isOutput(b.name))
+        t = t.clone();
+      if (isOutput(b.name))
+        outputs.emplace(b.name, t);
+      buffers.push_back(const_cast<std::byte *>(t.data()));
+      keep.push_back(std::move(t));
+      break;
+    }
+    case BufferParam::Role::Output: {
+      runtime::Tensor t(b.dtype,
+                        interp::containerShape(p.container(b.name), symbols));
+      buffers.push_back(t.mutableData());
+      outputs.emplace(b.name, std::move(t));
+      break;
+    }
+    case BufferParam::Role::Constant: {
+      const ir::Container &c = p.container(b.name);
+      std::int64_t want = 1;
+      for (std::int64_t d : interp::containerShape(c, symbols))
+        want *= d;
+      if (c.constant->size() !=
+          static_cast<std::size_t>(want) * ir::dtypeSize(c.dtype))
+        throw Error("constant container '" + b.name + "' holds " +
+                    std::to_string(c.constant->size()) +
+                    " bytes, which does not match its shape");
+      // Never written: lowering refuses stores into constants.
+      buffers.push_back(const_cast<std::byte *>(c.constant->data()));
+      break;
+    }
+    }
+  }
+  std::vector<std::int64_t> values;
+  for (const std::string &s : f.symbols) {
+    auto it = symbols.find(s);
+    if (it == symbols.end())
+      throw Error("symbol '" + s + "' of program '" + p.name +
+                  "' is not bound: no input shape determines it; give it "
+                  "with the symbols option");
+    values.push_back(it->second);
+  }
+
+  cpu::RunContext rt;
+  rt.pool = im.pool.get();
+  im.compiled->module->entry()(buffers.data(), values.data(), &rt);
+  if (rt.error == cpu::kErrorIntegerDivisionByZero)
+    throw Error("program '" + p.name + "' divided an integer by zero");
+  if (rt.error == cpu::kErrorOutOfMemory)
+    throw Error("program '" + p.name +
+                "' ran out of memory allocating its transients");
+  if (rt.error != 0)
+    throw Error("program '" + p.name + "' failed with error code " +
+                std::to_string(rt.error));
+  return outputs;
+}
+
+const std::string &Executable::loopIR() const { return impl_->compiled->loopIR; }
+const std::string &Executable::llvmIR() const {
+  return impl_->compiled->module->llvmIR();
+}
+const std::string &Executable::optimizedLLVMIR() const {
+  return impl_->compiled->module->optimizedLLVMIR();
+}
+double Executable::compileSeconds() const { return impl_->seconds; }
+int Executable::threads() const { return impl_->pool->threads(); }
+
+} // namespace weir::codegen

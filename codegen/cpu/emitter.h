@@ -1,0 +1,89 @@
+#pragma once
+/// \file
+/// The LLVM IR emitter's class, shared by its two halves: statements and
+/// functions (llvm_emit.cpp) and typed scalar values (llvm_values.cpp).
+/// Private to codegen/cpu.
+
+#include "codegen/lower/loop_ir.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include <map>
+#include <string>
+
+namespace weir::codegen::cpu::detail {
+
+using ir::DType;
+using ir::tasklet::BinaryOp;
+using ir::tasklet::Func;
+using ir::tasklet::UnaryOp;
+
+/// What a function being generated can see: buffers, integer variables
+/// (symbols and loop variables) and scalar locals.
+struct Scope {
+  llvm::Function *fn = nullptr;
+  llvm::Value *rt = nullptr; ///< RunContext*
+  std::map<std::string, llvm::Value *, std::less<>> buffers;
+  std::map<std::string, llvm::Value *, std::less<>> ints;
+  std::map<std::string, llvm::AllocaInst *, std::less<>> locals;
+};
+
+class Emitter {
+public:
+  Emitter(llvm::LLVMContext &c, llvm::Module &m) : ctx_(c), m_(m), b_(c) {}
+
+  void emitEntry(const LoopFunction &f, const std::string &entryName);
+
+private:
+  // Types.
+  llvm::Type *memType(DType t);
+  llvm::Type *regType(DType t);
+  llvm::Type *i64() { return b_.getInt64Ty(); }
+  llvm::Type *ptr() { return b_.getPtrTy(); }
+
+  // Statements.
+  void emit(const Stmt &s);
+  void emitFor(const Stmt &s);
+  void emitSerialLoop(const std::string &var, llvm::Value *begin,
+                      llvm::Value *end, llvm::Value *step, bool vectorize,
+                      const std::vector<StmtPtr> &body);
+  void emitParallelFor(const Stmt &s);
+  void emitAllocate(const Stmt &s);
+  void emitStore(const Stmt &s);
+
+  // Values.
+  llvm::Value *index(const ir::Expr &e);
+  llvm::Value *value(const Value &v);
+  llvm::Value *loadValue(const Value &v);
+  llvm::Value *storeBits(DType t, llvm::Value *v);
+  llvm::Value *castValue(DType from, DType to, llvm::Value *v);
+  llvm::Value *binaryValue(const Value &v);
+  llvm::Value *intDivide(const Value &v, llvm::Value *a, llvm::Value *b);
+  llvm::Value *compareValues(BinaryOp op, DType t, llvm::Value *a,
+                             llvm::Value *b);
+  llvm::Value *callValue(const Value &v);
+  llvm::Value *floatMinMax(bool isMax, llvm::Value *a, llvm::Value *b);
+  /// `cond ? then() : otherwise()`, evaluating only the taken side when
+  /// either side may divide integers.
+  llvm::Value *lazySelect(llvm::Value *cond, const Value &then,
+                          const Value &otherwise);
+
+  llvm::Value *buffer(const std::string &name);
+  llvm::AllocaInst *localSlot(const std::string &name, llvm::Type *type);
+  llvm::FunctionCallee runtime(const char *name, llvm::Type *ret,
+                               std::vector<llvm::Type *> params);
+  llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::Value *a,
+                         llvm::Value *b = nullptr);
+  llvm::Value *libm(const char *name, DType t, llvm::Value *a);
+  void setFunctionAttributes(llvm::Function *fn);
+
+  llvm::LLVMContext &ctx_;
+  llvm::Module &m_;
+  llvm::IRBuilder<> b_;
+  Scope scope_;
+  int outlined_ = 0;
+};
+
+} // namespace weir::codegen::cpu::detail

@@ -1,0 +1,33 @@
+#pragma once
+/// \file
+/// Loop IR -> LLVM IR. Private to codegen/cpu (it includes LLVM headers).
+///
+/// The module defines one external function,
+///
+///     void <entry>(ptr buffers, ptr symbols, ptr runtime)
+///
+/// taking the buffer pointers in LoopFunction::buffers order, the i64 symbol
+/// values in LoopFunction::symbols order and the run's context (see
+/// runtime_support.h). It unpacks them and calls the kernel, whose buffer
+/// parameters are `noalias`, so the optimizer knows containers never
+/// overlap. Each parallel loop is outlined into a function that runs a chunk
+/// of iterations, called through weir_parallel_for.
+
+#include "codegen/lower/loop_ir.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+
+namespace weir::codegen::cpu {
+
+/// Builds the module for `f` in `context`. `entryName` names the entry
+/// function. Throws weir::Error when the loop IR uses a name it does not
+/// define, and when LLVM's verifier rejects the result (an internal error).
+std::unique_ptr<llvm::Module> emitModule(const LoopFunction &f,
+                                         const std::string &entryName,
+                                         llvm::LLVMContext &context);
+
+} // namespace weir::codegen::cpu

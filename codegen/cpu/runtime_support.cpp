@@ -1,0 +1,78 @@
+/// \file
+/// The runtime functions generated CPU code calls.
+
+#include "codegen/cpu/runtime_support.h"
+
+#include "core/runtime/tensor.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace weir::codegen::cpu {
+namespace {
+
+extern "C" {
+
+/// Zero-filled, 64-byte aligned; null (and the run's error set) when out of
+/// memory.
+void *weir_alloc(RunContext *rt, std::int64_t bytes) {
+  std::size_t size = (static_cast<std::size_t>(bytes) + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, size == 0 ? 64 : size);
+  if (!p) {
+    std::atomic_ref<std::int32_t>(rt->error).store(kErrorOutOfMemory);
+    return nullptr;
+  }
+  std::memset(p, 0, size == 0 ? 64 : size);
+  return p;
+}
+
+void weir_free(void *p) { std::free(p); }
+
+void weir_error(RunContext *rt, std::int32_t code) {
+  std::atomic_ref<std::int32_t>(rt->error).store(code);
+}
+
+void weir_parallel_for(RunContext *rt, std::int64_t count,
+                       runtime::ThreadPool::Body body, void *env) {
+  rt->pool->parallelFor(count, body, env);
+}
+
+/// f16/bf16: values are held in float between operations and rounded to
+/// their own precision by casts (from a double, once) and stores.
+float weir_round_f16(double v) {
+  return runtime::halfToFloat(runtime::doubleToHalf(v));
+}
+float weir_round_bf16(double v) {
+  return runtime::bfloat16ToFloat(runtime::doubleToBfloat16(v));
+}
+std::uint16_t weir_f16_bits(double v) { return runtime::doubleToHalf(v); }
+std::uint16_t weir_bf16_bits(double v) {
+  return runtime::doubleToBfloat16(v);
+}
+float weir_f16_value(std::uint16_t bits) { return runtime::halfToFloat(bits); }
+float weir_bf16_value(std::uint16_t bits) {
+  return runtime::bfloat16ToFloat(bits);
+}
+
+} // extern "C"
+
+const RuntimeSymbol kSymbols[] = {
+    {"weir_alloc", reinterpret_cast<void *>(&weir_alloc)},
+    {"weir_free", reinterpret_cast<void *>(&weir_free)},
+    {"weir_error", reinterpret_cast<void *>(&weir_error)},
+    {"weir_parallel_for", reinterpret_cast<void *>(&weir_parallel_for)},
+    {"weir_round_f16", reinterpret_cast<void *>(&weir_round_f16)},
+    {"weir_round_bf16", reinterpret_cast<void *>(&weir_round_bf16)},
+    {"weir_f16_bits", reinterpret_cast<void *>(&weir_f16_bits)},
+    {"weir_bf16_bits", reinterpret_cast<void *>(&weir_bf16_bits)},
+    {"weir_f16_value", reinterpret_cast<void *>(&weir_f16_value)},
+    {"weir_bf16_value", reinterpret_cast<void *>(&weir_bf16_value)},
+    {nullptr, nullptr},
+};
+
+} // namespace
+
+const RuntimeSymbol *runtimeSymbols() { return kSymbols; }
+
+} // namespace weir::codegen::cpu

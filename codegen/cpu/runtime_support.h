@@ -1,0 +1,32 @@
+#pragma once
+/// \file
+/// The C functions generated code calls: allocation, parallel loops,
+/// error reporting and f16/bf16 rounding. They are bound into every JIT by
+/// address (see jit.cpp), so the names exist only between the two.
+
+#include "core/runtime/thread_pool.h"
+
+#include <cstdint>
+
+namespace weir::codegen::cpu {
+
+/// One run's context, passed to the generated entry function.
+struct RunContext {
+  runtime::ThreadPool *pool = nullptr;
+  /// Nonzero once an error happened (set from any thread).
+  std::int32_t error = 0;
+};
+
+/// Error codes the generated code reports.
+inline constexpr std::int32_t kErrorIntegerDivisionByZero = 1;
+inline constexpr std::int32_t kErrorOutOfMemory = 2;
+
+/// Name and address of each runtime function, for binding into a JIT.
+struct RuntimeSymbol {
+  const char *name;
+  void *address;
+};
+/// The runtime functions (a null-terminated list).
+const RuntimeSymbol *runtimeSymbols();
+
+} // namespace weir::codegen::cpu
