@@ -28,7 +28,7 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
       continue;
     const Node &a = *src->second;
     const Node &b = *dst->second;
-    NodeId scope = b.kind == NodeKind::MapExit     ? b.map().partner
+    NodeId scope = b.kind == NodeKind::MapExit    ? b.map().partner
                    : a.kind == NodeKind::MapEntry ? a.id
                                                   : parents[b.id];
     Expr elements = e.memlet.volume() * scopeExecutions(s, parents, scope);

@@ -2,18 +2,10 @@
 
 #include "ir/error.h"
 
+#include <functional>
+
 namespace weir::ir {
 namespace {
-
-Memlet pointMemlet(const std::string &container, const std::vector<Expr> &index,
-                   std::optional<Wcr> wcr = std::nullopt) {
-  Memlet m;
-  m.container = container;
-  for (const Expr &i : index)
-    m.subset.dims.push_back(Range::point(i));
-  m.wcr = wcr;
-  return m;
-}
 
 Memlet fullMemlet(const Container &c, std::optional<Wcr> wcr = std::nullopt) {
   Memlet m;
@@ -21,20 +13,6 @@ Memlet fullMemlet(const Container &c, std::optional<Wcr> wcr = std::nullopt) {
   m.subset = Subset::full(c.shape);
   m.wcr = wcr;
   return m;
-}
-
-const Container &checked(const Program &p, const std::string &label,
-                         const std::string &container,
-                         const std::vector<Expr> &index) {
-  const Container *c = p.findContainer(container);
-  if (!c)
-    throw Error("mapped tasklet '" + label + "' names unknown container '" +
-                container + "'");
-  if (c->shape.size() != index.size())
-    throw Error("mapped tasklet '" + label + "' indexes '" + container +
-                "' (rank " + std::to_string(c->shape.size()) + ") with " +
-                std::to_string(index.size()) + " indices");
-  return *c;
 }
 
 /// The access node a new write to `container` goes to. A node nothing has
@@ -72,6 +50,114 @@ NodeId accessFor(Program &p, State &s, AccessNodes &access,
   return id;
 }
 
+namespace {
+
+/// One side of a mapped node: a connector and the subset it moves.
+struct Region {
+  std::string connector;
+  std::string container;
+  Subset subset;
+  std::optional<Wcr> wcr;
+};
+
+/// The scope, the node `makeNode(inputs, outputs)` creates and the memlets
+/// (see addMappedTasklet). With no params the node is added at the top
+/// level.
+MappedTaskletIds addMappedNode(
+    Program &p, State &s, const std::string &label,
+    const std::vector<std::string> &params, const std::vector<Range> &ranges,
+    const std::vector<Region> &inputs, const std::vector<Region> &outputs,
+    AccessNodes &access, Schedule schedule,
+    const std::function<NodeId(std::vector<Connector>, std::vector<Connector>)>
+        &makeNode) {
+  if (params.size() != ranges.size())
+    throw Error("mapped node '" + label + "' has " +
+                std::to_string(params.size()) + " parameters but " +
+                std::to_string(ranges.size()) + " ranges");
+  auto checked = [&](const Region &r) -> const Container & {
+    const Container *c = p.findContainer(r.container);
+    if (!c)
+      throw Error("mapped node '" + label + "' names unknown container '" +
+                  r.container + "'");
+    if (c->shape.size() != r.subset.dims.size())
+      throw Error("mapped node '" + label + "' indexes '" + r.container +
+                  "' (rank " + std::to_string(c->shape.size()) + ") with " +
+                  std::to_string(r.subset.dims.size()) + " indices");
+    return *c;
+  };
+  std::vector<Connector> in, out;
+  for (const Region &r : inputs)
+    in.push_back({r.connector, checked(r).dtype});
+  for (const Region &r : outputs)
+    out.push_back({r.connector, checked(r).dtype});
+  auto memlet = [](const Region &r) {
+    return Memlet{r.container, r.subset, r.wcr};
+  };
+
+  MappedTaskletIds ids;
+  // Resolve input access nodes before adding the scope so ids follow the
+  // data flow.
+  std::vector<NodeId> inAccess;
+  for (const Region &r : inputs)
+    inAccess.push_back(accessFor(p, s, access, r.container));
+  if (params.empty()) {
+    ids.tasklet = makeNode(in, out);
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      addEdge(p, s, inAccess[k], "", ids.tasklet, inputs[k].connector,
+              memlet(inputs[k]));
+    for (const Region &r : outputs)
+      addEdge(p, s, ids.tasklet, r.connector,
+              writeAccess(p, s, access, r.container, ids.tasklet), "",
+              memlet(r));
+    return ids;
+  }
+  auto [entry, exit] = addMap(p, s, label, params, ranges, schedule);
+  ids.entry = entry;
+  ids.exit = exit;
+  ids.tasklet = makeNode(in, out);
+  // One IN_/OUT_ pair per distinct container on each side of the scope.
+  std::map<std::string, bool> entryConn, exitConn;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const Region &r = inputs[k];
+    const Container &c = p.container(r.container);
+    if (!entryConn.count(r.container)) {
+      entryConn[r.container] = true;
+      Node *e = s.findNode(entry);
+      e->inputs.push_back({"IN_" + r.container, c.dtype});
+      e->outputs.push_back({"OUT_" + r.container, c.dtype});
+      addEdge(p, s, inAccess[k], "", entry, "IN_" + r.container, fullMemlet(c));
+    }
+    addEdge(p, s, entry, "OUT_" + r.container, ids.tasklet, r.connector,
+            memlet(r));
+  }
+  if (inputs.empty()) // keep the node inside the scope
+    addEdge(p, s, entry, "", ids.tasklet, "", Memlet{});
+  for (const Region &r : outputs) {
+    const Container &c = p.container(r.container);
+    addEdge(p, s, ids.tasklet, r.connector, exit, "IN_" + r.container,
+            memlet(r));
+    if (!exitConn.count(r.container)) {
+      exitConn[r.container] = true;
+      Node *x = s.findNode(exit);
+      x->inputs.push_back({"IN_" + r.container, c.dtype});
+      x->outputs.push_back({"OUT_" + r.container, c.dtype});
+      addEdge(p, s, exit, "OUT_" + r.container,
+              writeAccess(p, s, access, r.container, entry), "",
+              fullMemlet(c, r.wcr));
+    }
+  }
+  return ids;
+}
+
+Subset pointSubset(const std::vector<Expr> &index) {
+  Subset subset;
+  for (const Expr &i : index)
+    subset.dims.push_back(Range::point(i));
+  return subset;
+}
+
+} // namespace
+
 MappedTaskletIds addMappedTasklet(Program &p, State &s,
                                   const std::string &label,
                                   const std::vector<std::string> &params,
@@ -80,71 +166,42 @@ MappedTaskletIds addMappedTasklet(Program &p, State &s,
                                   std::string_view code,
                                   const std::vector<MappedOutput> &outputs,
                                   AccessNodes &access, Schedule schedule) {
-  if (params.size() != ranges.size())
-    throw Error("mapped tasklet '" + label + "' has " +
-                std::to_string(params.size()) + " parameters but " +
-                std::to_string(ranges.size()) + " ranges");
-  std::vector<Connector> in, out;
+  std::vector<Region> in, out;
   for (const MappedInput &i : inputs)
-    in.push_back({i.connector, checked(p, label, i.container, i.index).dtype});
+    in.push_back({i.connector, i.container, pointSubset(i.index), {}});
   for (const MappedOutput &o : outputs)
-    out.push_back({o.connector, checked(p, label, o.container, o.index).dtype});
+    out.push_back({o.connector, o.container, pointSubset(o.index), o.wcr});
+  return addMappedNode(
+      p, s, label, params, ranges, in, out, access, schedule,
+      [&](std::vector<Connector> ic, std::vector<Connector> oc) {
+        return addTasklet(p, s, label, std::move(ic), std::move(oc), code);
+      });
+}
 
-  MappedTaskletIds ids;
-  // Resolve input access nodes before adding the scope so ids follow the
-  // data flow.
-  std::vector<NodeId> inAccess;
-  for (const MappedInput &i : inputs)
-    inAccess.push_back(accessFor(p, s, access, i.container));
-
-  if (params.empty()) {
-    ids.tasklet = addTasklet(p, s, label, in, out, code);
-    for (std::size_t k = 0; k < inputs.size(); ++k)
-      addEdge(p, s, inAccess[k], "", ids.tasklet, inputs[k].connector,
-              pointMemlet(inputs[k].container, inputs[k].index));
-    for (const MappedOutput &o : outputs)
-      addEdge(p, s, ids.tasklet, o.connector,
-              writeAccess(p, s, access, o.container, ids.tasklet), "",
-              pointMemlet(o.container, o.index, o.wcr));
-    return ids;
-  }
-
-  auto [entry, exit] = addMap(p, s, label, params, ranges, schedule);
-  ids.entry = entry;
-  ids.exit = exit;
-  ids.tasklet = addTasklet(p, s, label, in, out, code);
-  // One IN_/OUT_ pair per distinct container on each side of the scope.
-  std::map<std::string, bool> entryConn, exitConn;
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const MappedInput &i = inputs[k];
-    const Container &c = p.container(i.container);
-    if (!entryConn.count(i.container)) {
-      entryConn[i.container] = true;
-      Node *e = s.findNode(entry);
-      e->inputs.push_back({"IN_" + i.container, c.dtype});
-      e->outputs.push_back({"OUT_" + i.container, c.dtype});
-      addEdge(p, s, inAccess[k], "", entry, "IN_" + i.container, fullMemlet(c));
-    }
-    addEdge(p, s, entry, "OUT_" + i.container, ids.tasklet, i.connector,
-            pointMemlet(i.container, i.index));
-  }
-  if (inputs.empty()) // keep the tasklet inside the scope
-    addEdge(p, s, entry, "", ids.tasklet, "", Memlet{});
-  for (const MappedOutput &o : outputs) {
-    const Container &c = p.container(o.container);
-    addEdge(p, s, ids.tasklet, o.connector, exit, "IN_" + o.container,
-            pointMemlet(o.container, o.index, o.wcr));
-    if (!exitConn.count(o.container)) {
-      exitConn[o.container] = true;
-      Node *x = s.findNode(exit);
-      x->inputs.push_back({"IN_" + o.container, c.dtype});
-      x->outputs.push_back({"OUT_" + o.container, c.dtype});
-      addEdge(p, s, exit, "OUT_" + o.container,
-              writeAccess(p, s, access, o.container, entry), "",
-              fullMemlet(c, o.wcr));
-    }
-  }
-  return ids;
+MappedTaskletIds addMappedPrimitive(
+    Program &p, State &s, const std::string &label,
+    const std::vector<std::string> &params, const std::vector<Range> &ranges,
+    const std::string &primitive, Attributes attributes,
+    const std::vector<MappedRegion> &inputs,
+    const std::vector<MappedRegion> &outputs, AccessNodes &access) {
+  std::vector<Region> in, out;
+  for (const MappedRegion &r : inputs)
+    in.push_back({r.connector, r.container, r.subset, {}});
+  for (const MappedRegion &r : outputs)
+    out.push_back({r.connector, r.container, r.subset, r.wcr});
+  return addMappedNode(
+      p, s, label, params, ranges, in, out, access, Schedule::Sequential,
+      [&](std::vector<Connector> ic, std::vector<Connector> oc) {
+        Node n;
+        n.id = p.newNodeId();
+        n.kind = NodeKind::Primitive;
+        n.label = label;
+        n.inputs = std::move(ic);
+        n.outputs = std::move(oc);
+        n.payload = PrimitiveData{primitive, std::move(attributes)};
+        s.nodes.push_back(std::move(n));
+        return s.nodes.back().id;
+      });
 }
 
 std::string addTransient(Program &p, const std::string &base, DType dtype,

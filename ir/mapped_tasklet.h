@@ -43,7 +43,8 @@ NodeId accessFor(Program &p, State &s, AccessNodes &access,
                  const std::string &container);
 
 struct MappedTaskletIds {
-  NodeId entry = 0, exit = 0, tasklet = 0;
+  NodeId entry = 0, exit = 0;
+  NodeId tasklet = 0; ///< the tasklet, or the primitive of addMappedPrimitive
 };
 
 /// Adds the map scope, tasklet and memlets (see the file comment). Connector
@@ -57,6 +58,25 @@ addMappedTasklet(Program &p, State &s, const std::string &label,
                  const std::vector<MappedInput> &inputs, std::string_view code,
                  const std::vector<MappedOutput> &outputs, AccessNodes &access,
                  Schedule schedule = Schedule::Sequential);
+
+/// One side of a mapped primitive: the subset of a container a connector
+/// moves (a whole matrix, say, where a tasklet moves one element).
+struct MappedRegion {
+  std::string connector;
+  std::string container;
+  Subset subset;
+  std::optional<Wcr> wcr;
+};
+
+/// Like addMappedTasklet, with a Primitive node (e.g. "gemm") in the scope;
+/// with no params it is added at the top level. The map is sequential:
+/// primitives are library calls that parallelize themselves.
+MappedTaskletIds addMappedPrimitive(
+    Program &p, State &s, const std::string &label,
+    const std::vector<std::string> &params, const std::vector<Range> &ranges,
+    const std::string &primitive, Attributes attributes,
+    const std::vector<MappedRegion> &inputs,
+    const std::vector<MappedRegion> &outputs, AccessNodes &access);
 
 /// A fresh transient container named `<base>` or `<base>_<n>`; returns its
 /// name.

@@ -131,7 +131,8 @@ private:
           else if constexpr (std::is_same_v<T, std::string>)
             return quoted(x);
           else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>)
-            return listText(x, [](std::int64_t i) { return std::to_string(i); });
+            return listText(x,
+                            [](std::int64_t i) { return std::to_string(i); });
           else if constexpr (std::is_same_v<T, std::vector<double>>)
             return listText(x, doubleText);
           else if constexpr (std::is_same_v<T, std::vector<std::string>>)
@@ -221,8 +222,9 @@ private:
            << attributesText(n.primitive().attributes, indent);
       break;
     }
-    out_ << "\n" << indent << "       in " << connectorsText(n.inputs)
-         << " out " << connectorsText(n.outputs) << "\n";
+    out_ << "\n"
+         << indent << "       in " << connectorsText(n.inputs) << " out "
+         << connectorsText(n.outputs) << "\n";
   }
 
   void state(const State &s, const std::string &indent) {

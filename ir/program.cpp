@@ -174,8 +174,8 @@ NodeId addAccess(Program &p, State &s, std::string container) {
 }
 
 NodeId addTasklet(Program &p, State &s, std::string label,
-                  std::vector<Connector> inputs,
-                  std::vector<Connector> outputs, std::string_view body) {
+                  std::vector<Connector> inputs, std::vector<Connector> outputs,
+                  std::string_view body) {
   auto code = std::make_shared<const tasklet::Code>(tasklet::parse(body));
   Node n;
   n.id = p.newNodeId();
@@ -190,8 +190,7 @@ NodeId addTasklet(Program &p, State &s, std::string label,
 
 std::pair<NodeId, NodeId> addMap(Program &p, State &s, std::string label,
                                  std::vector<std::string> params,
-                                 std::vector<Range> ranges,
-                                 Schedule schedule) {
+                                 std::vector<Range> ranges, Schedule schedule) {
   NodeId entryId = p.newNodeId();
   NodeId exitId = p.newNodeId();
   MapData data{std::move(params), std::move(ranges), schedule, exitId};

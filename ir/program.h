@@ -130,8 +130,8 @@ struct PrimitiveData {
   Attributes attributes;
 };
 
-using NodePayload = std::variant<AccessData, TaskletData, MapData, LibraryData,
-                                 PrimitiveData>;
+using NodePayload =
+    std::variant<AccessData, TaskletData, MapData, LibraryData, PrimitiveData>;
 
 struct Node {
   NodeId id = 0;
@@ -238,8 +238,8 @@ private:
 /// Each returns the new node's id.
 NodeId addAccess(Program &p, State &s, std::string container);
 NodeId addTasklet(Program &p, State &s, std::string label,
-                  std::vector<Connector> inputs,
-                  std::vector<Connector> outputs, std::string_view body);
+                  std::vector<Connector> inputs, std::vector<Connector> outputs,
+                  std::string_view body);
 /// Adds a MapEntry/MapExit pair; returns {entry, exit}.
 std::pair<NodeId, NodeId> addMap(Program &p, State &s, std::string label,
                                  std::vector<std::string> params,

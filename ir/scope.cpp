@@ -44,8 +44,8 @@ std::map<NodeId, NodeId> scopeParents(const State &state) {
       if (dst.kind == NodeKind::MapExit)
         scope = dst.map().partner;
       if (!assigned[dst.id]) {
-        parent[dst.id] = dst.kind == NodeKind::MapExit ? dst.map().partner
-                                                      : scope;
+        parent[dst.id] =
+            dst.kind == NodeKind::MapExit ? dst.map().partner : scope;
         assigned[dst.id] = true;
       }
       if (--indeg[dst.id] == 0)

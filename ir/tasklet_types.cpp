@@ -134,7 +134,7 @@ public:
       const Expr &op = *e.operands[0];
       Ty inner = infer(op);
       settle(op, inner.lit != Lit::None && fits(inner, e.castTo) ? e.castTo
-                                                                  : inner.dtype);
+                                                                 : inner.dtype);
       break;
     }
     }

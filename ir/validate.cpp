@@ -122,8 +122,8 @@ private:
     for (const auto &[name, c] : p_.containers) {
       if (c.name != name)
         report(Severity::Error, "",
-               "container key '" + name + "' differs from its name '" +
-                   c.name + "'");
+               "container key '" + name + "' differs from its name '" + c.name +
+                   "'");
       if (!c.strides.empty() && c.strides.size() != c.shape.size())
         report(Severity::Error, "",
                "container '" + name + "' has " +
@@ -156,8 +156,9 @@ private:
     auto checkArg = [&](const std::string &a, const char *role) {
       auto &seen = role[0] == 'i' ? seenInputs : seenOutputs;
       if (!seen.insert(a).second)
-        report(Severity::Error, "", std::string(role) + " '" + a +
-                                        "' is listed twice among arguments");
+        report(Severity::Error, "",
+               std::string(role) + " '" + a +
+                   "' is listed twice among arguments");
       const Container *c = p_.findContainer(a);
       if (!c)
         report(Severity::Error, "",
@@ -181,8 +182,9 @@ private:
         error(s, "node id " + std::to_string(n.id) + " appears in two states",
               {n.id});
       if (n.id >= p_.nextNodeId())
-        error(s, "node id " + std::to_string(n.id) +
-                     " is not below the program's next id",
+        error(s,
+              "node id " + std::to_string(n.id) +
+                  " is not below the program's next id",
               {n.id});
     }
     std::set<EdgeId> edgeIds;
@@ -191,8 +193,9 @@ private:
         error(s, "edge id " + std::to_string(e.id) + " is used twice", {},
               {e.id});
       if (e.id >= p_.nextEdgeId())
-        error(s, "edge id " + std::to_string(e.id) +
-                     " is not below the program's next id",
+        error(s,
+              "edge id " + std::to_string(e.id) +
+                  " is not below the program's next id",
               {}, {e.id});
     }
 
@@ -234,8 +237,8 @@ private:
                 {n.id});
         else if (k > 1)
           error(s,
-                "input connector '" + c.name + "' of " + describe(n) +
-                    " has " + std::to_string(k) + " incoming edges",
+                "input connector '" + c.name + "' of " + describe(n) + " has " +
+                    std::to_string(k) + " incoming edges",
                 {n.id});
       }
       for (const Connector &c : n.outputs)
@@ -308,7 +311,8 @@ private:
         in[c.name] = c.dtype;
       for (const Connector &c : n.outputs)
         out[c.name] = c.dtype;
-      for (const tasklet::TypeIssue &issue : tasklet::typeCheck(*t.code, in, out))
+      for (const tasklet::TypeIssue &issue :
+           tasklet::typeCheck(*t.code, in, out))
         error(s, describe(n) + ": " + issue.message, {n.id});
       break;
     }
@@ -411,8 +415,7 @@ private:
           !std::holds_alternative<MapData>(n.payload))
         continue;
       const MapData &m = n.map();
-      for (std::size_t i = 0; i < m.params.size() && i < m.ranges.size();
-           ++i) {
+      for (std::size_t i = 0; i < m.params.size() && i < m.ranges.size(); ++i) {
         auto b = boundOf(m.ranges[i].begin, env);
         auto e = boundOf(m.ranges[i].end, env);
         // A name bound by two maps with different ranges stays unbounded:
@@ -427,7 +430,8 @@ private:
         }
         Interval bound{b->lo, e->hi - 1};
         auto [it, fresh] = env.emplace(name, bound);
-        if (!fresh && (it->second.lo != bound.lo || it->second.hi != bound.hi)) {
+        if (!fresh &&
+            (it->second.lo != bound.lo || it->second.hi != bound.hi)) {
           ambiguous.insert(name);
           env.erase(it);
         }
@@ -523,8 +527,9 @@ private:
       for (const auto &[id, d] : indeg)
         if (d > 0)
           cyclic.push_back(id);
-      error(s, "state '" + s.name + "' has a cycle through " +
-                   std::to_string(cyclic.size()) + " nodes",
+      error(s,
+            "state '" + s.name + "' has a cycle through " +
+                std::to_string(cyclic.size()) + " nodes",
             cyclic);
     }
   }
@@ -567,10 +572,9 @@ std::vector<Diagnostic> validate(const Program &program) {
 }
 
 bool hasErrors(const std::vector<Diagnostic> &diagnostics) {
-  return std::any_of(diagnostics.begin(), diagnostics.end(),
-                     [](const Diagnostic &d) {
-                       return d.severity == Severity::Error;
-                     });
+  return std::any_of(
+      diagnostics.begin(), diagnostics.end(),
+      [](const Diagnostic &d) { return d.severity == Severity::Error; });
 }
 
 } // namespace weir::ir

@@ -150,9 +150,9 @@ int inspectCommand(const Args &args) {
   };
   printValues("inputs", p.inputs);
   printValues("outputs", p.outputs);
-  std::printf("weights  %zu tensors, %s bytes\n", weightCount,
-              grouped(ir::Expr(static_cast<std::int64_t>(weightBytes)))
-                  .c_str());
+  std::printf(
+      "weights  %zu tensors, %s bytes\n", weightCount,
+      grouped(ir::Expr(static_cast<std::int64_t>(weightBytes))).c_str());
   std::printf("ops      %zu nodes\n", libraryNodes);
   for (const auto &[op, count] : ops)
     std::printf("  %-24s %d\n", op.c_str(), count);

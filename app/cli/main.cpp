@@ -2,6 +2,7 @@
 /// `weir` — the command-line front end of the Weir workbench.
 
 #include "app/cli/commands.h"
+#include "app/cli/conformance.h"
 #include "ir/error.h"
 
 #include <cstdio>
@@ -30,8 +31,8 @@ commands:
                                 (JSON plus a PROGRAM.json.bin sidecar)
   print FILE                    the readable text form of a model or program
   validate FILE                 structural checks of a model or program
-  run MODEL [options]           expand every operator and run the model on
-                                the reference interpreter
+  run MODEL [options]           expand every operator, compile the model for
+                                the CPU (LLVM JIT) and run it
       --inputs NAME=FILE ...    input tensors (.npy or ONNX .pb); the others
                                 are seeded random (--random SEED, default 0)
       --expected NAME=FILE ...  compare outputs; exit 1 when one differs by
@@ -40,6 +41,26 @@ commands:
       --dim NAME=N              value of a symbolic dimension (batch size)
       --impl OP=IMPL            choose an operator's expansion
       --save-outputs DIR        write each output as DIR/NAME.npy
+      --threads N               threads for parallel loops (0: all cores)
+      --repeat N                run N times; print the median time
+      --check                   also run the reference interpreter and
+                                compare (exit 1 on a mismatch)
+      --interpreter             run on the reference interpreter instead
+  conformance [options]         run the ONNX backend tests (node,
+                                pytorch-converted, pytorch-operator, simple)
+                                through import, expand-all and the CPU
+                                backend; print pass/fail/skip and totals
+      --json                    one JSON object: passed, failed, skipped,
+                                tests [{name, status, reason, ms}]
+      --filter FILE             skip the tests FILE lists (`dir/test  # why`)
+      --dir DIR                 test-data root (default
+                                /usr/share/libonnx-testdata/data)
+      --only SUBSTRING          only tests whose dir/name contains it
+      --interpreter             the reference interpreter, not the backend
+      --threads N               threads for parallel loops (0: all cores)
+      --jobs N                  tests run at once, each in its own process
+      --timeout S               per-test limit in seconds (default 120)
+      --no-fork                 run the tests in this process
 
 MODEL is an ONNX file; FILE is an ONNX file or a Weir program (.json).
 )";
@@ -66,6 +87,8 @@ int main(int argc, char **argv) {
       return validateCommand(args);
     if (command == "run")
       return runCommand(args);
+    if (command == "conformance")
+      return conformanceCommand(args);
     throw UsageError{"unknown command '" + command + "'"};
   } catch (const UsageError &e) {
     std::fprintf(stderr, "weir: %s\n\n%s", e.message.c_str(), kUsage);

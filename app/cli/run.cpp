@@ -1,11 +1,12 @@
 /// \file
-/// `weir run MODEL [options]`: import, expand every operator, run on the
-/// reference interpreter, and compare with expected outputs. (The CPU
-/// backend will join the interpreter as the default engine; the interpreter
-/// stays as the oracle.)
+/// `weir run MODEL [options]`: import, expand every operator, compile for the
+/// CPU (or run on the reference interpreter), compare with expected outputs
+/// and, with --check, with the interpreter.
 
 #include "app/cli/commands.h"
+#include "app/cli/compare.h"
 #include "app/cli/load.h"
+#include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/tensor_pb.h"
@@ -32,6 +33,10 @@ struct RunOptions {
   std::uint64_t seed = 0;
   double rtol = 1e-3, atol = 1e-4;
   std::string saveDir;
+  int threads = 0;
+  int repeat = 1;
+  bool interpreter = false; ///< run on the reference interpreter only
+  bool check = false;       ///< also run the interpreter and compare
 };
 
 std::pair<std::string, std::string> splitPair(const std::string &arg,
@@ -81,6 +86,18 @@ RunOptions parse(const Args &args) {
       o.rtol = parseNumber(value(i), a);
     } else if (a == "--atol") {
       o.atol = parseNumber(value(i), a);
+    } else if (a == "--threads") {
+      o.threads = static_cast<int>(parseNumber(value(i), a));
+      if (o.threads < 0)
+        throw UsageError{"run: --threads takes a count >= 0"};
+    } else if (a == "--repeat") {
+      o.repeat = static_cast<int>(parseNumber(value(i), a));
+      if (o.repeat < 1)
+        throw UsageError{"run: --repeat takes a count >= 1"};
+    } else if (a == "--interpreter") {
+      o.interpreter = true;
+    } else if (a == "--check") {
+      o.check = true;
     } else if (a == "--save-outputs") {
       o.saveDir = value(i);
     } else if (!a.empty() && a[0] == '-') {
@@ -111,8 +128,10 @@ runtime::Tensor randomTensor(const ir::Container &c, const ir::Bindings &dims,
     try {
       shape.push_back(d.evaluate(dims));
     } catch (const Error &e) {
-      throw Error("input '" + c.name + "' has a symbolic shape; give its "
-                  "size with --dim (" + e.what() + ")");
+      throw Error("input '" + c.name +
+                  "' has a symbolic shape; give its "
+                  "size with --dim (" +
+                  e.what() + ")");
     }
   }
   runtime::Tensor t(c.dtype, shape);
@@ -129,36 +148,6 @@ runtime::Tensor randomTensor(const ir::Container &c, const ir::Bindings &dims,
   return t;
 }
 
-struct Errors {
-  double maxAbs = 0, maxRel = 0;
-  bool ok = true;
-  std::string problem;
-};
-
-Errors compare(const runtime::Tensor &got, const runtime::Tensor &want,
-               double rtol, double atol) {
-  Errors e;
-  if (got.shape() != want.shape() || got.dtype() != want.dtype()) {
-    e.ok = false;
-    e.problem = "got " + got.describe() + ", expected " + want.describe();
-    return e;
-  }
-  for (std::int64_t i = 0; i < want.elementCount(); ++i) {
-    double a = got.getAsDouble(i), b = want.getAsDouble(i);
-    if (std::isnan(a) && std::isnan(b))
-      continue;
-    double abs = std::fabs(a - b);
-    if (std::isnan(abs))
-      abs = INFINITY;
-    e.maxAbs = std::max(e.maxAbs, abs);
-    if (b != 0)
-      e.maxRel = std::max(e.maxRel, abs / std::fabs(b));
-    if (abs > atol + rtol * std::fabs(b))
-      e.ok = false;
-  }
-  return e;
-}
-
 } // namespace
 
 int runCommand(const Args &args) {
@@ -168,8 +157,8 @@ int runCommand(const Args &args) {
 
   expansion::ExpandAllReport expanded = expansion::expandAll(program, o.impl);
   if (!expanded.skipped.empty())
-    throw Error(o.model + ": cannot run yet: " +
-                std::to_string(expanded.skipped.size()) +
+    throw Error(o.model +
+                ": cannot run yet: " + std::to_string(expanded.skipped.size()) +
                 " operators have no expansion (first: " +
                 expanded.skipped.front() + ")");
 
@@ -190,24 +179,70 @@ int runCommand(const Args &args) {
 
   interp::InterpretOptions options;
   options.symbols = o.dims;
-  auto start = std::chrono::steady_clock::now();
-  interp::TensorMap outputs = interp::interpret(program, inputs, options);
-  double ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
+  using Clock = std::chrono::steady_clock;
+  auto msSince = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  interp::TensorMap outputs;
+  std::vector<double> times;
+  double compileMs = 0;
+  int threads = 1;
+  if (o.interpreter) {
+    for (int r = 0; r < o.repeat; ++r) {
+      auto start = Clock::now();
+      outputs = interp::interpret(program, inputs, options);
+      times.push_back(msSince(start));
+    }
+  } else {
+    codegen::CompileOptions co;
+    co.threads = o.threads;
+    auto start = Clock::now();
+    codegen::Executable exe = codegen::compile(program, co);
+    compileMs = msSince(start);
+    threads = exe.threads();
+    codegen::RunOptions ro;
+    ro.symbols = o.dims;
+    for (int r = 0; r < o.repeat; ++r) {
+      auto begin = Clock::now();
+      outputs = exe.run(inputs, ro);
+      times.push_back(msSince(begin));
+    }
+  }
+  std::sort(times.begin(), times.end());
+  double ms = times[times.size() / 2];
+
+  interp::TensorMap reference;
+  double referenceMs = 0;
+  if (o.check && !o.interpreter) {
+    auto start = Clock::now();
+    reference = interp::interpret(program, inputs, options);
+    referenceMs = msSince(start);
+  }
 
   bool allOk = true;
   for (const std::string &name : program.outputs) {
     const runtime::Tensor &t = outputs.at(name);
     std::printf("%-24s %s", name.c_str(), t.describe().c_str());
     if (auto it = o.expected.find(name); it != o.expected.end()) {
-      Errors e = compare(t, readTensorFile(it->second), o.rtol, o.atol);
+      runtime::Tensor want = readTensorFile(it->second);
+      Comparison e = compareTensors(t, want, o.rtol, o.atol);
       allOk &= e.ok;
       if (!e.problem.empty())
         std::printf("  MISMATCH: %s", e.problem.c_str());
       else
         std::printf("  max abs err %.3g  max rel err %.3g  %s", e.maxAbs,
                     e.maxRel, e.ok ? "ok" : "MISMATCH");
+    }
+    if (auto it = reference.find(name); it != reference.end()) {
+      Comparison e = compareTensors(t, it->second, o.rtol, o.atol);
+      allOk &= e.ok;
+      std::printf("  vs interpreter: %s",
+                  !e.problem.empty() ? ("MISMATCH: " + e.problem).c_str()
+                  : e.maxAbs == 0    ? "identical"
+                  : e.ok             ? "within tolerance"
+                                     : "MISMATCH");
+      if (e.problem.empty() && e.maxAbs != 0)
+        std::printf(" (max abs err %.3g)", e.maxAbs);
     }
     std::printf("\n");
     if (!o.saveDir.empty()) {
@@ -217,11 +252,24 @@ int runCommand(const Args &args) {
   }
   for (const auto &[name, file] : o.expected)
     if (!outputs.count(name))
-      throw Error("--expected names '" + name + "', which is not an output of " +
-                  o.model);
-  std::printf("engine       reference interpreter (%d operators expanded)\n",
-              expanded.expanded);
-  std::printf("time         %.1f ms\n", ms);
+      throw Error("--expected names '" + name +
+                  "', which is not an output of " + o.model);
+  if (o.interpreter) {
+    std::printf("engine       reference interpreter (%d operators expanded)\n",
+                expanded.expanded);
+  } else {
+    std::printf("engine       CPU backend, LLVM JIT, %d thread%s (%d operators "
+                "expanded)\n",
+                threads, threads == 1 ? "" : "s", expanded.expanded);
+    std::printf("compile      %.1f ms\n", compileMs);
+  }
+  if (o.repeat > 1)
+    std::printf("time         %.3f ms (median of %d runs)\n", ms, o.repeat);
+  else
+    std::printf("time         %.3f ms\n", ms);
+  if (!reference.empty())
+    std::printf("interpreter  %.1f ms (%.0fx slower)\n", referenceMs,
+                ms > 0 ? referenceMs / ms : 0.0);
   return allOk ? 0 : 1;
 }
 

@@ -45,8 +45,7 @@ public:
 private:
   static constexpr std::size_t kCapacity = 16;
   std::mutex mutex_;
-  std::deque<std::pair<std::string, std::shared_ptr<const Compiled>>>
-      entries_;
+  std::deque<std::pair<std::string, std::shared_ptr<const Compiled>>> entries_;
 };
 
 CompileCache &cache() {
@@ -83,9 +82,9 @@ Executable compile(const ir::Program &program, const CompileOptions &options) {
     impl->compiled = c;
     if (options.useCache)
       cache().add(key, c);
-    impl->seconds = std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+    impl->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
   }
   impl->pool = std::make_shared<runtime::ThreadPool>(options.threads);
   Executable e;
@@ -168,7 +167,9 @@ interp::TensorMap Executable::run(const interp::TensorMap &inputs,
   return outputs;
 }
 
-const std::string &Executable::loopIR() const { return impl_->compiled->loopIR; }
+const std::string &Executable::loopIR() const {
+  return impl_->compiled->loopIR;
+}
 const std::string &Executable::llvmIR() const {
   return impl_->compiled->module->llvmIR();
 }

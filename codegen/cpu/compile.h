@@ -7,8 +7,11 @@
 ///     codegen::Executable exe = codegen::compile(program);
 ///     interp::TensorMap outputs = exe.run(inputs);
 ///
-/// Results equal the reference interpreter's bit for bit: no fast-math, no
-/// floating-point contraction or reassociation.
+/// With the pure implementations, results equal the reference interpreter's
+/// bit for bit (no fast-math, no contraction or reassociation, libm calls
+/// never constant-folded), except for the sign and payload of NaNs, which
+/// IEEE leaves open. Library calls (the gemm primitive on OpenBLAS) sum in
+/// their own order and agree to rounding.
 
 #include "codegen/lower/lower.h"
 #include "core/interp/interpreter.h"

@@ -52,6 +52,7 @@ private:
   void emitParallelFor(const Stmt &s);
   void emitAllocate(const Stmt &s);
   void emitStore(const Stmt &s);
+  void emitCall(const Stmt &s);
 
   // Values.
   llvm::Value *index(const ir::Expr &e);
@@ -76,7 +77,9 @@ private:
                                std::vector<llvm::Type *> params);
   llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::Value *a,
                          llvm::Value *b = nullptr);
-  llvm::Value *libm(const char *name, DType t, llvm::Value *a);
+  /// A call to libm's `name` (f32: `namef`) that LLVM may not fold.
+  llvm::Value *libm(const char *name, DType t, llvm::Value *a,
+                    llvm::Value *b = nullptr);
   void setFunctionAttributes(llvm::Function *fn);
 
   llvm::LLVMContext &ctx_;

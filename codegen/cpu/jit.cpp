@@ -11,7 +11,7 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
-#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -82,17 +82,21 @@ struct JitModule::State {
   std::unique_ptr<llvm::orc::LLJIT> jit;
 };
 
-JitModule::JitModule(const LoopFunction &f) : state_(std::make_unique<State>()) {
+JitModule::JitModule(const LoopFunction &f)
+    : state_(std::make_unique<State>()) {
   initializeLLVM();
-  llvm::orc::JITTargetMachineBuilder jtmb =
-      unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(),
-             "detect the host CPU");
+  llvm::orc::JITTargetMachineBuilder jtmb = unwrap(
+      llvm::orc::JITTargetMachineBuilder::detectHost(), "detect the host CPU");
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   std::unique_ptr<llvm::TargetMachine> tm =
       unwrap(jtmb.createTargetMachine(), "create a target machine");
   target_ = tm->getTargetTriple().str() + " " + tm->getTargetCPU().str();
 
   auto context = std::make_unique<llvm::LLVMContext>();
+  // Optimization remarks and warnings (a loop marked for vectorization
+  // that could not be) are not the user's business; errors still throw.
+  context->setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *, void *) {});
   std::unique_ptr<llvm::Module> module = emitModule(f, kEntryName, *context);
   module->setDataLayout(tm->createDataLayout());
   module->setTargetTriple(tm->getTargetTriple().str());
@@ -106,10 +110,10 @@ JitModule::JitModule(const LoopFunction &f) : state_(std::make_unique<State>()) 
   optimize(*module, *tm);
   optimizedIR_ = printModule(*module);
 
-  state_->jit = unwrap(
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb))
-          .create(),
-      "start the JIT");
+  state_->jit = unwrap(llvm::orc::LLJITBuilder()
+                           .setJITTargetMachineBuilder(std::move(jtmb))
+                           .create(),
+                       "start the JIT");
   llvm::orc::LLJIT &jit = *state_->jit;
   llvm::orc::JITDylib &lib = jit.getMainJITDylib();
   // libm (tanhf, erff, ...) from the process; Weir's runtime by address.
@@ -124,11 +128,11 @@ JitModule::JitModule(const LoopFunction &f) : state_(std::make_unique<State>()) 
         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
   check(lib.define(llvm::orc::absoluteSymbols(std::move(runtime))),
         "bind the runtime functions");
-  check(jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(module),
-                                                    std::move(context))),
+  check(jit.addIRModule(
+            llvm::orc::ThreadSafeModule(std::move(module), std::move(context))),
         "add the module");
-  entry_ = unwrap(jit.lookup(kEntryName), "compile the module")
-               .toPtr<EntryFn>();
+  entry_ =
+      unwrap(jit.lookup(kEntryName), "compile the module").toPtr<EntryFn>();
 }
 
 JitModule::~JitModule() = default;

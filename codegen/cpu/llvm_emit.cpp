@@ -12,7 +12,6 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-
 namespace weir::codegen::cpu::detail {
 
 llvm::Type *Emitter::memType(DType t) {
@@ -59,8 +58,8 @@ void Emitter::setFunctionAttributes(llvm::Function *fn) {
 
 llvm::FunctionCallee Emitter::runtime(const char *name, llvm::Type *ret,
                                       std::vector<llvm::Type *> params) {
-  return m_.getOrInsertFunction(
-      name, llvm::FunctionType::get(ret, params, false));
+  return m_.getOrInsertFunction(name,
+                                llvm::FunctionType::get(ret, params, false));
 }
 
 llvm::Value *Emitter::buffer(const std::string &name) {
@@ -101,6 +100,8 @@ void Emitter::emit(const Stmt &s) {
     b_.CreateStore(v, localSlot(s.var, v->getType()));
     return;
   }
+  case StmtKind::Call:
+    return emitCall(s);
   case StmtKind::If: {
     llvm::Value *cond = value(*s.value);
     auto *then = llvm::BasicBlock::Create(ctx_, "then", scope_.fn);
@@ -189,8 +190,8 @@ void Emitter::emitParallelFor(const Stmt &s) {
   std::vector<llvm::Type *> innerParams = fields;
   innerParams.push_back(i64());
   innerParams.push_back(i64());
-  std::string name = scope_.fn->getName().str() + ".par" +
-                     std::to_string(outlined_++);
+  std::string name =
+      scope_.fn->getName().str() + ".par" + std::to_string(outlined_++);
   auto *inner = llvm::Function::Create(
       llvm::FunctionType::get(b_.getVoidTy(), innerParams, false),
       llvm::Function::InternalLinkage, name + ".chunk", m_);
@@ -228,9 +229,8 @@ void Emitter::emitParallelFor(const Stmt &s) {
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", tramp));
   std::vector<llvm::Value *> args;
   for (unsigned i = 0; i < fields.size(); ++i)
-    args.push_back(b_.CreateLoad(fields[i],
-                                 b_.CreateStructGEP(envType, tramp->getArg(0),
-                                                    i)));
+    args.push_back(b_.CreateLoad(
+        fields[i], b_.CreateStructGEP(envType, tramp->getArg(0), i)));
   args.push_back(tramp->getArg(1));
   args.push_back(tramp->getArg(2));
   b_.CreateCall(inner, args);
@@ -278,11 +278,10 @@ void Emitter::emitParallelFor(const Stmt &s) {
 }
 
 void Emitter::emitAllocate(const Stmt &s) {
-  llvm::Value *bytes =
-      b_.CreateMul(index(s.size), b_.getInt64(static_cast<std::int64_t>(
-                                      ir::dtypeSize(s.dtype))));
-  llvm::FunctionCallee alloc =
-      runtime("weir_alloc", ptr(), {ptr(), i64()});
+  llvm::Value *bytes = b_.CreateMul(
+      index(s.size),
+      b_.getInt64(static_cast<std::int64_t>(ir::dtypeSize(s.dtype))));
+  llvm::FunctionCallee alloc = runtime("weir_alloc", ptr(), {ptr(), i64()});
   if (auto *fn = llvm::dyn_cast<llvm::Function>(alloc.getCallee()))
     fn->addRetAttr(llvm::Attribute::NoAlias);
   llvm::Value *p = b_.CreateCall(alloc, {scope_.rt, bytes}, s.buffer);
@@ -312,6 +311,32 @@ void Emitter::emitStore(const Stmt &s) {
   llvm::Value *addr =
       b_.CreateGEP(memType(s.value->type), buffer(s.buffer), index(s.index));
   b_.CreateStore(bits, addr);
+}
+
+void Emitter::emitCall(const Stmt &s) {
+  if (s.callee != kCallSgemm)
+    throw Error("loop IR calls unknown routine '" + s.callee + "'");
+  // weir_sgemm(rt, the arguments in order): pointers, i64 and double.
+  std::vector<llvm::Type *> params{ptr()};
+  std::vector<llvm::Value *> args{scope_.rt};
+  for (const CallArg &a : s.args) {
+    switch (a.kind) {
+    case CallArg::Kind::Pointer:
+      params.push_back(ptr());
+      args.push_back(
+          b_.CreateGEP(memType(a.dtype), buffer(a.buffer), index(a.expr)));
+      break;
+    case CallArg::Kind::Int:
+      params.push_back(i64());
+      args.push_back(index(a.expr));
+      break;
+    case CallArg::Kind::Float:
+      params.push_back(b_.getDoubleTy());
+      args.push_back(llvm::ConstantFP::get(b_.getDoubleTy(), a.f));
+      break;
+    }
+  }
+  b_.CreateCall(runtime("weir_sgemm", b_.getVoidTy(), params), args);
 }
 
 // ----------------------------------------------------------------- entry --

@@ -43,25 +43,25 @@ llvm::Value *Emitter::index(const ir::Expr &e) {
     if (auto c = ops[1].asConstant(); c && *c > 0) {
       llvm::Value *q = b_.CreateSDiv(a, d);
       llvm::Value *r = b_.CreateSRem(a, d);
-      return b_.CreateSub(q, b_.CreateZExt(b_.CreateICmpSLT(r, b_.getInt64(0)),
-                                           i64()));
+      return b_.CreateSub(
+          q, b_.CreateZExt(b_.CreateICmpSLT(r, b_.getInt64(0)), i64()));
     }
     llvm::Value *q = b_.CreateSDiv(a, d);
     llvm::Value *r = b_.CreateSRem(a, d);
-    llvm::Value *adjust = b_.CreateAnd(
-        b_.CreateICmpNE(r, b_.getInt64(0)),
-        b_.CreateICmpNE(b_.CreateICmpSLT(r, b_.getInt64(0)),
-                        b_.CreateICmpSLT(d, b_.getInt64(0))));
+    llvm::Value *adjust =
+        b_.CreateAnd(b_.CreateICmpNE(r, b_.getInt64(0)),
+                     b_.CreateICmpNE(b_.CreateICmpSLT(r, b_.getInt64(0)),
+                                     b_.CreateICmpSLT(d, b_.getInt64(0))));
     return b_.CreateSub(q, b_.CreateZExt(adjust, i64()));
   }
   case ir::ExprKind::Mod: {
     // The sign follows the divisor (Python).
     llvm::Value *a = index(ops[0]), *d = index(ops[1]);
     llvm::Value *r = b_.CreateSRem(a, d);
-    llvm::Value *adjust = b_.CreateAnd(
-        b_.CreateICmpNE(r, b_.getInt64(0)),
-        b_.CreateICmpNE(b_.CreateICmpSLT(r, b_.getInt64(0)),
-                        b_.CreateICmpSLT(d, b_.getInt64(0))));
+    llvm::Value *adjust =
+        b_.CreateAnd(b_.CreateICmpNE(r, b_.getInt64(0)),
+                     b_.CreateICmpNE(b_.CreateICmpSLT(r, b_.getInt64(0)),
+                                     b_.CreateICmpSLT(d, b_.getInt64(0))));
     return b_.CreateSelect(adjust, b_.CreateAdd(r, d), r);
   }
   case ir::ExprKind::Min:
@@ -157,8 +157,8 @@ llvm::Value *Emitter::castValue(DType from, DType to, llvm::Value *v) {
     if (to == DType::F32)
       return from == DType::F64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v;
     if (to == DType::F16 || to == DType::BF16)
-      return roundHalf(from == DType::F64 ? v
-                                          : b_.CreateFPExt(v, b_.getDoubleTy()));
+      return roundHalf(
+          from == DType::F64 ? v : b_.CreateFPExt(v, b_.getDoubleTy()));
     if (to == DType::Bool)
       return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
     auto id = ir::isSignedInt(to) ? llvm::Intrinsic::fptosi_sat
@@ -168,8 +168,7 @@ llvm::Value *Emitter::castValue(DType from, DType to, llvm::Value *v) {
   // From an integer or bool.
   bool sgn = ir::isSignedInt(from);
   if (ir::isFloat(to)) {
-    llvm::Type *target =
-        to == DType::F32 ? b_.getFloatTy() : b_.getDoubleTy();
+    llvm::Type *target = to == DType::F32 ? b_.getFloatTy() : b_.getDoubleTy();
     llvm::Value *f =
         sgn ? b_.CreateSIToFP(v, target) : b_.CreateUIToFP(v, target);
     return to == DType::F16 || to == DType::BF16 ? roundHalf(f) : f;
@@ -303,16 +302,25 @@ llvm::Value *Emitter::intrinsic(llvm::Intrinsic::ID id, llvm::Value *a,
   return b_.CreateUnaryIntrinsic(id, a);
 }
 
-llvm::Value *Emitter::libm(const char *name, DType t, llvm::Value *a) {
+llvm::Value *Emitter::libm(const char *name, DType t, llvm::Value *a,
+                           llvm::Value *b) {
   // libm's float variant ends in f (tanhf); the double one has no suffix.
   std::string fn = std::string(name) + (t == DType::F64 ? "" : "f");
-  llvm::Type *type = a->getType();
-  llvm::FunctionCallee callee = runtime(fn.c_str(), type, {type});
+  std::vector<llvm::Value *> args{a};
+  if (b)
+    args.push_back(b);
+  std::vector<llvm::Type *> types(args.size(), a->getType());
+  llvm::FunctionCallee callee = runtime(fn.c_str(), a->getType(), types);
   if (auto *f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
     f->setDoesNotThrow();
     f->setOnlyAccessesInaccessibleMemory(); // errno, never read by us
   }
-  return b_.CreateCall(callee, {a});
+  // Not a builtin: LLVM would otherwise fold calls on constants with the
+  // host's correctly rounded double math, and libm (which the interpreter
+  // and the run call) is not always correctly rounded.
+  llvm::CallInst *call = b_.CreateCall(callee, args);
+  call->addFnAttr(llvm::Attribute::NoBuiltin);
+  return call;
 }
 
 llvm::Value *Emitter::floatMinMax(bool isMax, llvm::Value *a, llvm::Value *b) {
@@ -321,8 +329,7 @@ llvm::Value *Emitter::floatMinMax(bool isMax, llvm::Value *a, llvm::Value *b) {
   llvm::Value *nan = b_.CreateFCmpUNO(a, b);
   llvm::Value *pick = isMax ? b_.CreateFCmpOLT(a, b) : b_.CreateFCmpOLT(b, a);
   llvm::Value *r = b_.CreateSelect(pick, b, a);
-  return b_.CreateSelect(
-      nan, llvm::ConstantFP::getNaN(a->getType()), r);
+  return b_.CreateSelect(nan, llvm::ConstantFP::getNaN(a->getType()), r);
 }
 
 llvm::Value *Emitter::callValue(const Value &v) {
@@ -355,9 +362,9 @@ llvm::Value *Emitter::callValue(const Value &v) {
   llvm::Value *one = llvm::ConstantFP::get(x->getType(), 1.0);
   switch (v.func) {
   case Func::Exp:
-    return intrinsic(llvm::Intrinsic::exp, x);
+    return libm("exp", v.type, x);
   case Func::Log:
-    return intrinsic(llvm::Intrinsic::log, x);
+    return libm("log", v.type, x);
   case Func::Sqrt:
     return intrinsic(llvm::Intrinsic::sqrt, x);
   case Func::Rsqrt:
@@ -373,19 +380,18 @@ llvm::Value *Emitter::callValue(const Value &v) {
   case Func::Max:
     return floatMinMax(true, x, y);
   case Func::Pow:
-    return intrinsic(llvm::Intrinsic::pow, x, y);
+    return libm("pow", v.type, x, y);
   case Func::Floor:
     return intrinsic(llvm::Intrinsic::floor, x);
   case Func::Ceil:
     return intrinsic(llvm::Intrinsic::ceil, x);
   case Func::Sigmoid:
     return b_.CreateFDiv(
-        one, b_.CreateFAdd(one, intrinsic(llvm::Intrinsic::exp,
-                                          b_.CreateFNeg(x))));
+        one, b_.CreateFAdd(one, libm("exp", v.type, b_.CreateFNeg(x))));
   case Func::Sin:
-    return intrinsic(llvm::Intrinsic::sin, x);
+    return libm("sin", v.type, x);
   case Func::Cos:
-    return intrinsic(llvm::Intrinsic::cos, x);
+    return libm("cos", v.type, x);
   case Func::Tan:
     return libm("tan", v.type, x);
   case Func::Asin:

@@ -9,10 +9,41 @@
 #include <cstdlib>
 #include <cstring>
 
+// OpenBLAS (declared here rather than through cblas.h, whose location
+// differs between Debian's BLAS alternatives).
+extern "C" {
+void cblas_sgemm(int order, int transA, int transB, int m, int n, int k,
+                 float alpha, const float *a, int lda, const float *b, int ldb,
+                 float beta, float *c, int ldc);
+void openblas_set_num_threads(int threads);
+int openblas_get_num_threads();
+}
+
 namespace weir::codegen::cpu {
 namespace {
 
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+
 extern "C" {
+
+/// Row-major sgemm (ir/primitives.h) on OpenBLAS, with as many threads as
+/// the run's pool.
+void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
+                std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+                const float *a, std::int64_t lda, const float *b,
+                std::int64_t ldb, double beta, float *c, std::int64_t ldc) {
+  if (m <= 0 || n <= 0)
+    return;
+  int threads = rt->pool->threads();
+  if (openblas_get_num_threads() != threads)
+    openblas_set_num_threads(threads);
+  cblas_sgemm(kCblasRowMajor, transA ? kCblasTrans : kCblasNoTrans,
+              transB ? kCblasTrans : kCblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k),
+              static_cast<float>(alpha), a, static_cast<int>(lda), b,
+              static_cast<int>(ldb), static_cast<float>(beta), c,
+              static_cast<int>(ldc));
+}
 
 /// Zero-filled, 64-byte aligned; null (and the run's error set) when out of
 /// memory.
@@ -47,9 +78,7 @@ float weir_round_bf16(double v) {
   return runtime::bfloat16ToFloat(runtime::doubleToBfloat16(v));
 }
 std::uint16_t weir_f16_bits(double v) { return runtime::doubleToHalf(v); }
-std::uint16_t weir_bf16_bits(double v) {
-  return runtime::doubleToBfloat16(v);
-}
+std::uint16_t weir_bf16_bits(double v) { return runtime::doubleToBfloat16(v); }
 float weir_f16_value(std::uint16_t bits) { return runtime::halfToFloat(bits); }
 float weir_bf16_value(std::uint16_t bits) {
   return runtime::bfloat16ToFloat(bits);
@@ -62,6 +91,7 @@ const RuntimeSymbol kSymbols[] = {
     {"weir_free", reinterpret_cast<void *>(&weir_free)},
     {"weir_error", reinterpret_cast<void *>(&weir_error)},
     {"weir_parallel_for", reinterpret_cast<void *>(&weir_parallel_for)},
+    {"weir_sgemm", reinterpret_cast<void *>(&weir_sgemm)},
     {"weir_round_f16", reinterpret_cast<void *>(&weir_round_f16)},
     {"weir_round_bf16", reinterpret_cast<void *>(&weir_round_bf16)},
     {"weir_f16_bits", reinterpret_cast<void *>(&weir_f16_bits)},

@@ -88,9 +88,8 @@ ValuePtr local(ir::DType type, std::string name) {
 }
 
 ValuePtr unary(ir::tasklet::UnaryOp op, ValuePtr a) {
-  auto v = make(ValueKind::Unary, op == ir::tasklet::UnaryOp::Not
-                                      ? ir::DType::Bool
-                                      : a->type);
+  auto v = make(ValueKind::Unary,
+                op == ir::tasklet::UnaryOp::Not ? ir::DType::Bool : a->type);
   v->unaryOp = op;
   v->operands = {std::move(a)};
   return v;
@@ -199,6 +198,36 @@ StmtPtr ifThen(ValuePtr cond, std::vector<StmtPtr> body) {
   return s;
 }
 
+CallArg CallArg::pointer(std::string buffer, ir::DType dtype, ir::Expr offset) {
+  CallArg a;
+  a.kind = Kind::Pointer;
+  a.buffer = std::move(buffer);
+  a.dtype = dtype;
+  a.expr = std::move(offset);
+  return a;
+}
+
+CallArg CallArg::integer(ir::Expr value) {
+  CallArg a;
+  a.kind = Kind::Int;
+  a.expr = std::move(value);
+  return a;
+}
+
+CallArg CallArg::real(double value) {
+  CallArg a;
+  a.kind = Kind::Float;
+  a.f = value;
+  return a;
+}
+
+StmtPtr callStmt(std::string callee, std::vector<CallArg> args) {
+  auto s = makeStmt(StmtKind::Call);
+  s->callee = std::move(callee);
+  s->args = std::move(args);
+  return s;
+}
+
 std::string print(const Value &v) {
   auto operand = [&](std::size_t i) { return print(*v.operands[i]); };
   switch (v.kind) {
@@ -222,8 +251,7 @@ std::string print(const Value &v) {
     return s + ")";
   }
   case ValueKind::Select:
-    return "select(" + operand(0) + ", " + operand(1) + ", " + operand(2) +
-           ")";
+    return "select(" + operand(0) + ", " + operand(1) + ", " + operand(2) + ")";
   case ValueKind::Cast:
     return std::string(ir::dtypeName(v.type)) + "(" + operand(0) + ")";
   }
@@ -254,8 +282,8 @@ std::string print(const Stmt &s, int indent) {
   }
   case StmtKind::Allocate:
     return pad + "allocate " + s.buffer + ": " +
-           std::string(ir::dtypeName(s.dtype)) + "[" + s.size.str() +
-           "] {\n" + body(s.body) + pad + "}\n";
+           std::string(ir::dtypeName(s.dtype)) + "[" + s.size.str() + "] {\n" +
+           body(s.body) + pad + "}\n";
   case StmtKind::Store:
     return pad + s.buffer + "[" + s.index.str() + "] = " + print(*s.value) +
            "\n";
@@ -263,8 +291,30 @@ std::string print(const Stmt &s, int indent) {
     return pad + s.var + ": " + std::string(ir::dtypeName(s.value->type)) +
            " = " + print(*s.value) + "\n";
   case StmtKind::If:
-    return pad + "if " + print(*s.value) + " {\n" + body(s.body) + pad +
-           "}\n";
+    return pad + "if " + print(*s.value) + " {\n" + body(s.body) + pad + "}\n";
+  case StmtKind::Call: {
+    std::string out = pad + "call " + s.callee + "(";
+    for (std::size_t i = 0; i < s.args.size(); ++i) {
+      const CallArg &a = s.args[i];
+      out += i ? ", " : "";
+      switch (a.kind) {
+      case CallArg::Kind::Pointer:
+        out += "&" + a.buffer + "[" + a.expr.str() + "]";
+        break;
+      case CallArg::Kind::Int:
+        out += a.expr.str();
+        break;
+      case CallArg::Kind::Float: {
+        Value lit;
+        lit.type = ir::DType::F64;
+        lit.f = a.f;
+        out += literalText(lit);
+        break;
+      }
+      }
+    }
+    return out + ")\n";
+  }
   }
   return "";
 }

@@ -80,6 +80,7 @@ enum class StmtKind : std::uint8_t {
   Store,    ///< buffer[index] = value
   Assign,   ///< local `var` = value
   If,       ///< if (value) body
+  Call,     ///< a library routine: `callee`(args)
 };
 
 enum class ForKind : std::uint8_t {
@@ -91,6 +92,25 @@ const char *forKindName(ForKind k);
 
 struct Stmt;
 using StmtPtr = std::shared_ptr<const Stmt>;
+
+/// An argument of a Call: a pointer into a buffer, an integer or a float.
+struct CallArg {
+  enum class Kind : std::uint8_t { Pointer, Int, Float } kind = Kind::Int;
+  std::string buffer;               ///< Pointer
+  ir::DType dtype = ir::DType::F32; ///< Pointer: the buffer's element type
+  ir::Expr expr;                    ///< Pointer: element offset; Int: value
+  double f = 0;                     ///< Float
+
+  static CallArg pointer(std::string buffer, ir::DType dtype, ir::Expr offset);
+  static CallArg integer(ir::Expr value);
+  static CallArg real(double value);
+};
+
+/// The routines a Call may name, with their arguments:
+/// - "sgemm": transA, transB, M, N, K (ints), alpha (float), A, lda, B, ldb,
+///   beta, C, ldc — row-major C = alpha * op(A) * op(B) + beta * C
+///   (ir/primitives.h).
+inline constexpr const char *kCallSgemm = "sgemm";
 
 struct Stmt {
   StmtKind kind = StmtKind::Block;
@@ -105,6 +125,8 @@ struct Stmt {
   ir::Expr size;                    ///< Allocate: element count
   ir::Expr index;                   ///< Store: element offset
   ValuePtr value;                   ///< Store, Assign: value; If: condition
+  std::string callee;               ///< Call
+  std::vector<CallArg> args;        ///< Call
 };
 
 StmtPtr block(std::vector<StmtPtr> body);
@@ -115,6 +137,7 @@ StmtPtr allocate(std::string buffer, ir::DType dtype, ir::Expr size,
 StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value);
 StmtPtr assign(std::string var, ValuePtr value);
 StmtPtr ifThen(ValuePtr cond, std::vector<StmtPtr> body);
+StmtPtr callStmt(std::string callee, std::vector<CallArg> args);
 
 // -------------------------------------------------------------- function --
 

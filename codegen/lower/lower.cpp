@@ -7,7 +7,9 @@
 #include "core/interp/state_plan.h"
 #include "core/interp/tasklet_eval.h"
 #include "ir/error.h"
+#include "ir/primitives.h"
 #include "ir/tasklet_types.h"
+#include "ir/validate.h"
 
 #include <algorithm>
 #include <set>
@@ -41,6 +43,8 @@ private:
                     std::vector<StmtPtr> &out);
   void lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
                    std::vector<StmtPtr> &out);
+  void lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
+                 std::vector<StmtPtr> &out);
 
   ValuePtr lowerExpr(const ir::tasklet::Expr &e,
                      const ir::tasklet::SettledTypes &types, NodeId tasklet);
@@ -98,9 +102,9 @@ void Lowerer::noteAccess(const std::string &container,
 ir::Expr Lowerer::flatten(const std::string &container,
                           const std::vector<ir::Expr> &index) const {
   const ir::Container &c = program_.container(container);
-  std::vector<ir::Expr> strides =
-      c.strides.size() == c.shape.size() ? c.strides
-                                         : ir::rowMajorStrides(c.shape);
+  std::vector<ir::Expr> strides = c.strides.size() == c.shape.size()
+                                      ? c.strides
+                                      : ir::rowMajorStrides(c.shape);
   ir::Expr flat(0);
   for (std::size_t d = 0; d < index.size(); ++d)
     flat = flat + index[d] * strides[d];
@@ -241,8 +245,8 @@ void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
   std::vector<ir::tasklet::TypeIssue> issues =
       ir::tasklet::typeCheck(code, inTypes, outTypes);
   if (!issues.empty())
-    throw Error(describe(n) + ": the code does not type check: " +
-                issues[0].message);
+    throw Error(describe(n) +
+                ": the code does not type check: " + issues[0].message);
   ir::tasklet::SettledTypes types =
       ir::tasklet::settleTypes(code, inTypes, outTypes);
   for (const ir::tasklet::Assignment &a : code.statements)
@@ -311,8 +315,8 @@ void Lowerer::lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
     ir::Expr count(0);
     int copyId = copyCounter_++;
     for (std::size_t d = 0; d < subset.dims.size(); ++d) {
-      std::string v = freshLoopVar("c" + std::to_string(copyId) + "_" +
-                                   std::to_string(d));
+      std::string v =
+          freshLoopVar("c" + std::to_string(copyId) + "_" + std::to_string(d));
       enclosing_.insert(v);
       vars.push_back(v);
       ir::Expr x = ir::Expr::symbol(v);
@@ -340,8 +344,8 @@ void Lowerer::lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
     noteAccess(from, srcIndex, false);
     noteAccess(to, dstIndex, true);
     ir::Expr dstFlat = flatten(to, dstIndex);
-    ValuePtr value = cast(dstC.dtype, load(program_.container(from).dtype,
-                                           from, flatten(from, srcIndex)));
+    ValuePtr value = cast(dstC.dtype, load(program_.container(from).dtype, from,
+                                           flatten(from, srcIndex)));
     if (e->memlet.wcr)
       value = combine(*e->memlet.wcr, load(dstC.dtype, to, dstFlat), value);
     StmtPtr body = store(to, dstFlat, value);
@@ -353,6 +357,51 @@ void Lowerer::lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
     }
     out.push_back(body);
   }
+}
+
+void Lowerer::lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
+                        std::vector<StmtPtr> &out) {
+  ir::GemmCall call;
+  try {
+    call = ir::readGemm(n.primitive());
+  } catch (const Error &err) {
+    throw Error(describe(n) + ": " + err.what());
+  }
+  static const std::vector<const ir::Edge *> kNone;
+  auto find = [&](bool output, const std::string &conn) -> const ir::Edge & {
+    auto it = (output ? plan.out : plan.in).find(n.id);
+    const auto &list =
+        it == (output ? plan.out : plan.in).end() ? kNone : it->second;
+    for (const ir::Edge *e : list)
+      if ((output ? e->srcConn : e->dstConn) == conn && !e->memlet.empty())
+        return *e;
+    throw Error(describe(n) + ": connector '" + conn + "' has no edge");
+  };
+  auto matrix = [&](bool output, const std::string &conn) {
+    const ir::Edge &e = find(output, conn);
+    const std::string &name = e.memlet.container;
+    const ir::Container &c = program_.container(name);
+    if (c.dtype != ir::DType::F32)
+      throw Error(describe(n) + ": gemm operand '" + name + "' is " +
+                  std::string(ir::dtypeName(c.dtype)) + "; gemm takes f32");
+    std::vector<ir::Expr> origin;
+    for (const ir::Range &r : e.memlet.subset.dims)
+      origin.push_back(subst(r.begin));
+    noteAccess(name, origin, output);
+    return CallArg::pointer(name, c.dtype, flatten(name, origin));
+  };
+  // A library call parallelizes itself: the maps around it stay serial.
+  for (AccessLog *log : logs_)
+    log->callsLibrary = true;
+  using A = CallArg;
+  out.push_back(callStmt(kCallSgemm,
+                         {A::integer(call.transA), A::integer(call.transB),
+                          A::integer(subst(call.m)), A::integer(subst(call.n)),
+                          A::integer(subst(call.k)), A::real(call.alpha),
+                          matrix(false, "A"), A::integer(subst(call.lda)),
+                          matrix(false, "B"), A::integer(subst(call.ldb)),
+                          A::real(call.beta), matrix(true, "C"),
+                          A::integer(subst(call.ldc))}));
 }
 
 void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
@@ -370,10 +419,9 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
     subst_[m.params[d]] = ir::Expr::symbol(v);
   }
   bool parallelCandidate =
-      parallelDepth_ == 0 &&
-      (m.schedule == ir::Schedule::CpuParallel ||
-       (m.schedule == ir::Schedule::Sequential &&
-        opt_.parallelizeSequentialMaps));
+      parallelDepth_ == 0 && (m.schedule == ir::Schedule::CpuParallel ||
+                              (m.schedule == ir::Schedule::Sequential &&
+                               opt_.parallelizeSequentialMaps));
   bool vectorCandidate = m.schedule == ir::Schedule::Vectorized;
 
   // Names that do not vary inside this map's first loop: the symbols and
@@ -398,7 +446,7 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
   logs_.pop_back();
 
   std::size_t parallelDim = vars.size();
-  if (parallelCandidate && !vars.empty() &&
+  if (parallelCandidate && !vars.empty() && !log.callsLibrary &&
       iterationsArePrivate(log, vars[0], outer))
     parallelDim = 0;
   std::set<std::string, std::less<>> inner = outer;
@@ -437,8 +485,10 @@ void Lowerer::lowerNode(const interp::StatePlan &plan, NodeId id,
     throw Error("library node '" + n.label + "' (" + n.library().op +
                 ") must be expanded before it can be lowered");
   case NodeKind::Primitive:
-    throw Error("primitive node '" + n.label + "' (" +
-                n.primitive().primitive + ") cannot be lowered yet");
+    if (n.primitive().primitive == "gemm")
+      return lowerGemm(plan, n, out);
+    throw Error("primitive node '" + n.label + "' (" + n.primitive().primitive +
+                ") cannot be lowered yet");
   }
 }
 
@@ -451,9 +501,21 @@ std::vector<StmtPtr> Lowerer::lowerScope(const interp::StatePlan &plan,
 }
 
 LoopFunction Lowerer::run() {
+  std::vector<ir::Diagnostic> diagnostics = ir::validate(program_);
+  if (ir::hasErrors(diagnostics)) {
+    std::string message = "program '" + program_.name + "' is invalid:";
+    int errors = 0;
+    for (const ir::Diagnostic &d : diagnostics)
+      if (d.severity == ir::Severity::Error && ++errors <= 3)
+        message += (errors > 1 ? "; " : " ") + d.str();
+    if (errors > 3)
+      message += " (and " + std::to_string(errors - 3) + " more errors)";
+    throw Error(message);
+  }
   for (const ir::State &s : program_.states)
     for (const ir::Node &n : s.nodes)
-      if (n.kind == NodeKind::Library || n.kind == NodeKind::Primitive) {
+      if (n.kind == NodeKind::Library || (n.kind == NodeKind::Primitive &&
+                                          n.primitive().primitive != "gemm")) {
         std::vector<StmtPtr> ignored;
         interp::StatePlan plan;
         plan.nodes[n.id] = &n;

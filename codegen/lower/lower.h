@@ -32,9 +32,11 @@ struct LowerOptions {
   bool parallelizeSequentialMaps = false;
 };
 
-/// Throws weir::Error naming the node when the program still holds a library
+/// Throws weir::Error listing the problems when the program does not
+/// validate, and naming the node when the program still holds a library
 /// or primitive node, or holds something lowering cannot express (a tasklet
 /// memlet wider than one element, a value handed across a map boundary).
-LoopFunction lower(const ir::Program &program, const LowerOptions &options = {});
+LoopFunction lower(const ir::Program &program,
+                   const LowerOptions &options = {});
 
 } // namespace weir::codegen

@@ -25,6 +25,8 @@ struct Access {
 
 struct AccessLog {
   std::vector<Access> accesses;
+  /// A library routine runs in the body (it parallelizes itself).
+  bool callsLibrary = false;
 };
 
 /// See the file comment. `invariant` names the symbols and loop variables

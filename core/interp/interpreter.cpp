@@ -8,6 +8,7 @@
 #include "core/interp/state_plan.h"
 #include "core/interp/tasklet_eval.h"
 #include "ir/error.h"
+#include "ir/primitives.h"
 #include "ir/validate.h"
 
 #include <algorithm>
@@ -87,6 +88,7 @@ struct Interpreter::Impl {
                   const ir::Bindings &b);
   void runCopies(const StatePlan &plan, const ir::Node &n,
                  const ir::Bindings &b);
+  void runGemm(const StatePlan &plan, const ir::Node &n, const ir::Bindings &b);
 
   // Data access.
   runtime::Tensor &tensor(const std::string &name);
@@ -142,7 +144,7 @@ void Interpreter::Impl::checkRunnable() const {
       if (n.kind == NodeKind::Library)
         throw Error("library node '" + n.label + "' (" + n.library().op +
                     ") must be expanded before it can be interpreted");
-      if (n.kind == NodeKind::Primitive)
+      if (n.kind == NodeKind::Primitive && n.primitive().primitive != "gemm")
         throw Error("primitive node '" + n.label + "' (" +
                     n.primitive().primitive +
                     ") cannot be interpreted; the reference interpreter runs "
@@ -272,8 +274,11 @@ void Interpreter::Impl::runNode(const StatePlan &plan, NodeId id,
     return runMap(plan, n, b);
   case NodeKind::MapExit:
     return;
-  case NodeKind::Library:
   case NodeKind::Primitive:
+    if (n.primitive().primitive == "gemm")
+      return runGemm(plan, n, b);
+    break;
+  case NodeKind::Library:
     break;
   }
   checkRunnable(); // throws the message for the node's kind
@@ -458,6 +463,85 @@ void Interpreter::Impl::runCopies(const StatePlan &plan, const ir::Node &n,
       storeElement(dst, at, v);
     }
   }
+}
+
+void Interpreter::Impl::runGemm(const StatePlan &plan, const ir::Node &n,
+                                const ir::Bindings &b) {
+  ir::GemmCall call;
+  try {
+    call = ir::readGemm(n.primitive());
+  } catch (const Error &err) {
+    throw Error(describe(n) + ": " + err.what());
+  }
+  auto value = [&](const ir::Expr &e, const char *what) {
+    return evaluate(e, b, [&] { return describe(n) + " " + what; });
+  };
+  std::int64_t m = value(call.m, "M"), nn = value(call.n, "N"),
+               k = value(call.k, "K");
+  static const std::vector<const ir::Edge *> kNone;
+  auto edges =
+      [&](const auto &byNode) -> const std::vector<const ir::Edge *> & {
+    auto it = byNode.find(n.id);
+    return it == byNode.end() ? kNone : it->second;
+  };
+  // A matrix operand: its tensor and first element, checked to hold
+  // `rows` rows of `cols` elements `ld` apart.
+  struct Operand {
+    runtime::Tensor *t = nullptr;
+    std::int64_t base = 0, ld = 0;
+  };
+  auto operand = [&](const std::vector<const ir::Edge *> &list, bool output,
+                     const std::string &conn, std::int64_t rows,
+                     std::int64_t cols, const ir::Expr &ldExpr) {
+    auto e = std::find_if(list.begin(), list.end(), [&](const ir::Edge *e) {
+      return (output ? e->srcConn : e->dstConn) == conn && !e->memlet.empty();
+    });
+    if (e == list.end())
+      throw Error(describe(n) + ": connector '" + conn + "' has no edge");
+    const std::string &name = (*e)->memlet.container;
+    runtime::Tensor &t =
+        output ? writable(name, [&] { return describe(n); }) : tensor(name);
+    if (t.dtype() != ir::DType::F32)
+      throw Error(describe(n) + ": gemm operand '" + name + "' is " +
+                  t.describe() + "; gemm takes f32");
+    Box box = evalSubset(
+        **e, t, b, [&] { return describe(n) + " '" + conn + "' through"; });
+    std::vector<std::int64_t> strides = t.strides();
+    Operand o{&t, 0, value(ldExpr, "leading dimension")};
+    for (std::size_t d = 0; d < box.begin.size(); ++d)
+      o.base += box.begin[d] * strides[d];
+    std::int64_t last = o.base + (rows - 1) * o.ld + cols - 1;
+    if (rows > 0 && cols > 0 && (o.ld < cols || last >= t.elementCount()))
+      throw Error(describe(n) + ": the " + std::to_string(rows) + "x" +
+                  std::to_string(cols) + " matrix '" + conn +
+                  "' (leading "
+                  "dimension " +
+                  std::to_string(o.ld) + ") does not fit in '" + name + "' " +
+                  t.describe());
+    return o;
+  };
+  Operand a = call.transA ? operand(edges(plan.in), false, "A", k, m, call.lda)
+                          : operand(edges(plan.in), false, "A", m, k, call.lda);
+  Operand bb = call.transB
+                   ? operand(edges(plan.in), false, "B", nn, k, call.ldb)
+                   : operand(edges(plan.in), false, "B", k, nn, call.ldb);
+  Operand c = operand(edges(plan.out), true, "C", m, nn, call.ldc);
+  const float *pa = a.t->as<float>(), *pb = bb.t->as<float>();
+  float *pc = c.t->mutableAs<float>();
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < nn; ++j) {
+      double acc = 0;
+      for (std::int64_t q = 0; q < k; ++q) {
+        float x =
+            call.transA ? pa[a.base + q * a.ld + i] : pa[a.base + i * a.ld + q];
+        float y = call.transB ? pb[bb.base + j * bb.ld + q]
+                              : pb[bb.base + q * bb.ld + j];
+        acc += double(x) * double(y);
+      }
+      float &out = pc[c.base + i * c.ld + j];
+      double prior = call.beta != 0 ? call.beta * double(out) : 0.0;
+      out = static_cast<float>(call.alpha * acc + prior);
+    }
 }
 
 Interpreter::Interpreter(const ir::Program &program, TensorMap inputs,

@@ -25,7 +25,8 @@
 ///   An access-to-access edge copies its subset (see Interpreter::step).
 ///   An empty memlet between two tasklets hands the value over directly.
 /// - Tasklet arithmetic is typed; see core/interp/tasklet_eval.h.
-/// - Library and primitive nodes must be expanded first.
+/// - Library nodes must be expanded first. Of the primitives, "gemm" runs
+///   (ir/primitives.h), accumulating in double.
 
 #include "core/interp/bind_inputs.h"
 #include "core/runtime/tensor.h"

@@ -57,8 +57,8 @@ TEST(HostileCorpus, EveryCaseIsRejectedWithAMessage) {
 TEST(HostileCorpus, ValidExternalDataStillLoads) {
   // The positive control: a well-formed external-data model in the same
   // corpus folder loads, so the rejections above are for the stated reasons.
-  fs::path model = fs::path(WEIR_HOSTILE_CORPUS_DIR) / "control_external" /
-                   "model.onnx";
+  fs::path model =
+      fs::path(WEIR_HOSTILE_CORPUS_DIR) / "control_external" / "model.onnx";
   ASSERT_TRUE(fs::exists(model));
   onnx_import::ImportResult r = onnx_import::importModel(model);
   const ir::Container &w = r.program.container("W");

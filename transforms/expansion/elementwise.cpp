@@ -23,9 +23,30 @@ void addMap(ExpansionContext &ctx, const std::vector<Port> &inputs,
   auto params = ExpansionContext::params(shape.size());
   auto idx = ExpansionContext::indices(params);
   std::vector<ir::MappedInput> in;
-  for (const auto &[connector, container] : inputs)
+  for (const auto &[connector, container] : inputs) {
+    // Numpy broadcasting, aligned on the right: each dimension is the
+    // output's or 1. (Two symbolic sizes that differ cannot be proven
+    // apart and are taken as equal, as shape inference does.)
+    const std::vector<ir::Expr> &from = container->shape;
+    bool fits = from.size() <= shape.size();
+    for (std::size_t d = 0; fits && d < from.size(); ++d) {
+      const ir::Expr &to = shape[shape.size() - from.size() + d];
+      auto a = from[d].asConstant(), b = to.asConstant();
+      fits = from[d] == to || a == 1 || !a || !b;
+    }
+    if (!fits) {
+      auto text = [](const std::vector<ir::Expr> &s) {
+        std::string t = "[";
+        for (std::size_t d = 0; d < s.size(); ++d)
+          t += (d ? ", " : "") + s[d].str();
+        return t + "]";
+      };
+      ctx.fail("input '" + container->name + "' of shape " + text(from) +
+               " does not broadcast to the output shape " + text(shape));
+    }
     in.push_back({connector, container->name,
                   broadcastIndex(container->shape, shape, idx)});
+  }
   std::vector<ir::MappedOutput> out;
   for (const auto &[connector, container] : outputs)
     out.push_back({connector, container->name, idx, std::nullopt});

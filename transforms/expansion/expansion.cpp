@@ -181,6 +181,16 @@ ir::MappedTaskletIds ExpansionContext::addMap(
                               params, ranges, inputs, code, outputs, access_);
 }
 
+ir::MappedTaskletIds ExpansionContext::addPrimitive(
+    const std::string &label, const std::vector<std::string> &params,
+    const std::vector<ir::Range> &ranges, const std::string &primitive,
+    ir::Attributes attributes, const std::vector<ir::MappedRegion> &inputs,
+    const std::vector<ir::MappedRegion> &outputs) {
+  return ir::addMappedPrimitive(
+      program_, state_, node_.label + "." + label, params, ranges, primitive,
+      std::move(attributes), inputs, outputs, access_);
+}
+
 std::string ExpansionContext::addTransient(const std::string &suffix,
                                            ir::DType dtype,
                                            std::vector<ir::Expr> shape) {
@@ -418,15 +428,33 @@ ExpandAllReport expandAll(ir::Program &program,
     for (const ir::State &s : program.states)
       if (const ir::Node *found = s.findNode(id))
         n = found;
-    std::string impl;
+    // A chosen implementation is the only one tried; otherwise the default
+    // first, then the others, so that a default that does not apply to
+    // this node (BLAS on an integer MatMul) falls back to one that does.
+    std::vector<std::string> tries;
     if (auto it = choice.find(n->library().op); it != choice.end())
-      impl = it->second;
-    try {
-      expandNode(program, id, impl);
-      ++report.expanded;
-    } catch (const Error &e) {
-      report.skipped.push_back(e.what());
+      tries.push_back(it->second);
+    else
+      for (const Implementation *impl : implementationsOf(n->library().op))
+        tries.push_back(impl->name);
+    if (tries.empty())
+      tries.push_back("");
+    std::string reasons;
+    bool done = false;
+    for (const std::string &impl : tries) {
+      try {
+        expandNode(program, id, impl);
+        done = true;
+        break;
+      } catch (const Error &e) {
+        reasons += (reasons.empty() ? "" : "; then ") +
+                   (impl.empty() ? "" : impl + ": ") + e.what();
+      }
     }
+    if (done)
+      ++report.expanded;
+    else
+      report.skipped.push_back(reasons);
   }
   return report;
 }

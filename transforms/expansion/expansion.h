@@ -70,6 +70,14 @@ public:
                               const std::vector<ir::MappedInput> &inputs,
                               std::string_view code,
                               const std::vector<ir::MappedOutput> &outputs);
+  /// addMappedPrimitive with this expansion's access nodes (a library
+  /// call such as "gemm" inside an optional map).
+  ir::MappedTaskletIds
+  addPrimitive(const std::string &label, const std::vector<std::string> &params,
+               const std::vector<ir::Range> &ranges,
+               const std::string &primitive, ir::Attributes attributes,
+               const std::vector<ir::MappedRegion> &inputs,
+               const std::vector<ir::MappedRegion> &outputs);
   /// A fresh transient, named after the node.
   std::string addTransient(const std::string &suffix, ir::DType dtype,
                            std::vector<ir::Expr> shape);
@@ -139,12 +147,16 @@ void expandNode(ir::Program &program, ir::NodeId id,
 
 struct ExpandAllReport {
   int expanded = 0;
-  /// "node 'x' (Op): reason" for each node left as a library node.
+  /// "impl: node 'x' (Op): reason[; then impl: ...]" for each node left as
+  /// a library node.
   std::vector<std::string> skipped;
 };
 
-/// Expand every library node with its default (or `choice[op]`)
-/// implementation. Nodes that cannot be expanded stay and are reported.
+/// Expand every library node with `choice[op]`, or else with the op's
+/// default implementation, falling back to its other implementations in
+/// registration order when the default does not apply to the node (BLAS
+/// needs f32, im2col a non-grouped convolution). Nodes that cannot be
+/// expanded stay and are reported with each implementation's reason.
 ExpandAllReport
 expandAll(ir::Program &program,
           const std::map<std::string, std::string> &choice = {});
