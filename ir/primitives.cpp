@@ -9,12 +9,16 @@
 namespace weir::ir {
 
 Attributes gemmAttributes(const GemmCall &c) {
-  return {{"M", c.m.str()},          {"N", c.n.str()},
-          {"K", c.k.str()},          {"lda", c.lda.str()},
-          {"ldb", c.ldb.str()},      {"ldc", c.ldc.str()},
+  return {{"M", c.m.str()},
+          {"N", c.n.str()},
+          {"K", c.k.str()},
+          {"lda", c.lda.str()},
+          {"ldb", c.ldb.str()},
+          {"ldc", c.ldc.str()},
           {"transA", std::int64_t(c.transA)},
           {"transB", std::int64_t(c.transB)},
-          {"alpha", c.alpha},        {"beta", c.beta}};
+          {"alpha", c.alpha},
+          {"beta", c.beta}};
 }
 
 GemmCall readGemm(const PrimitiveData &p) {

@@ -46,6 +46,8 @@ commands:
       --check                   also run the reference interpreter and
                                 compare (exit 1 on a mismatch)
       --interpreter             run on the reference interpreter instead
+      --profile                 time every loop nest and library call;
+                                print the slowest
   conformance [options]         run the ONNX backend tests (node,
                                 pytorch-converted, pytorch-operator, simple)
                                 through import, expand-all and the CPU

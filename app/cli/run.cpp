@@ -37,6 +37,7 @@ struct RunOptions {
   int repeat = 1;
   bool interpreter = false; ///< run on the reference interpreter only
   bool check = false;       ///< also run the interpreter and compare
+  bool profile = false;     ///< time each loop nest; print the slowest
 };
 
 std::pair<std::string, std::string> splitPair(const std::string &arg,
@@ -98,6 +99,8 @@ RunOptions parse(const Args &args) {
       o.interpreter = true;
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--profile") {
+      o.profile = true;
     } else if (a == "--save-outputs") {
       o.saveDir = value(i);
     } else if (!a.empty() && a[0] == '-') {
@@ -148,6 +151,38 @@ runtime::Tensor randomTensor(const ir::Container &c, const ir::Bindings &dims,
   return t;
 }
 
+/// The regions that took longest, per run, with their share.
+void printProfile(const std::map<std::string, double> &seconds, int runs) {
+  std::vector<std::pair<double, std::string>> rows;
+  double total = 0;
+  for (const auto &[label, s] : seconds) {
+    rows.push_back({s / runs, label});
+    total += s / runs;
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  std::printf("profile      %.3f ms in %zu timed regions (mean per run); the "
+              "slowest:\n",
+              total * 1e3, rows.size());
+  for (std::size_t i = 0; i < rows.size() && i < 25; ++i)
+    std::printf("  %9.3f ms %5.1f%%  %s\n", rows[i].first * 1e3,
+                total > 0 ? 100 * rows[i].first / total : 0.0,
+                rows[i].second.c_str());
+  // By kind of region: the map's own name after the node's ("conv1.gemm"
+  // counts as "gemm").
+  std::map<std::string, double> byKind;
+  for (const auto &[s, label] : rows)
+    byKind[label.substr(label.find_last_of('.') + 1)] += s;
+  std::vector<std::pair<double, std::string>> kinds;
+  for (const auto &[kind, s] : byKind)
+    kinds.push_back({s, kind});
+  std::sort(kinds.rbegin(), kinds.rend());
+  std::printf("  by kind:");
+  for (std::size_t i = 0; i < kinds.size() && i < 10; ++i)
+    std::printf("%s %s %.3f ms", i ? "," : "", kinds[i].second.c_str(),
+                kinds[i].first * 1e3);
+  std::printf("\n");
+}
+
 } // namespace
 
 int runCommand(const Args &args) {
@@ -196,17 +231,27 @@ int runCommand(const Args &args) {
   } else {
     codegen::CompileOptions co;
     co.threads = o.threads;
+    co.profile = o.profile;
+    co.keepLLVMIR = false;
     auto start = Clock::now();
     codegen::Executable exe = codegen::compile(program, co);
     compileMs = msSince(start);
     threads = exe.threads();
     codegen::RunOptions ro;
     ro.symbols = o.dims;
+    std::vector<codegen::ProfileEntry> profile;
+    std::map<std::string, double> perNode; // summed over runs
+    if (o.profile)
+      ro.profile = &profile;
     for (int r = 0; r < o.repeat; ++r) {
       auto begin = Clock::now();
       outputs = exe.run(inputs, ro);
       times.push_back(msSince(begin));
+      for (const codegen::ProfileEntry &e : profile)
+        perNode[e.label] += e.seconds;
     }
+    if (o.profile)
+      printProfile(perNode, o.repeat);
   }
   std::sort(times.begin(), times.end());
   double ms = times[times.size() / 2];

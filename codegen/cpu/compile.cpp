@@ -55,7 +55,8 @@ CompileCache &cache() {
 
 std::string cacheKey(const ir::Program &p, const CompileOptions &o) {
   return ir::hashHex(ir::structuralHash(p)) +
-         (o.lower.parallelizeSequentialMaps ? "/par" : "/seq");
+         (o.lower.parallelizeSequentialMaps ? "/par" : "/seq") +
+         (o.profile ? "/profile" : "") + (o.keepLLVMIR ? "/ir" : "");
 }
 
 } // namespace
@@ -78,7 +79,8 @@ Executable compile(const ir::Program &program, const CompileOptions &options) {
     auto c = std::make_shared<Compiled>();
     c->function = lower(program, options.lower);
     c->loopIR = print(c->function);
-    c->module = std::make_unique<cpu::JitModule>(c->function);
+    c->module = std::make_unique<cpu::JitModule>(c->function, options.profile,
+                                                 options.keepLLVMIR);
     impl->compiled = c;
     if (options.useCache)
       cache().add(key, c);
@@ -153,9 +155,17 @@ interp::TensorMap Executable::run(const interp::TensorMap &inputs,
     values.push_back(it->second);
   }
 
+  const std::vector<std::string> &labels = im.compiled->module->profileLabels();
+  std::vector<double> seconds(labels.size(), 0.0);
   cpu::RunContext rt;
   rt.pool = im.pool.get();
+  rt.profile = seconds.data();
   im.compiled->module->entry()(buffers.data(), values.data(), &rt);
+  if (options.profile) {
+    options.profile->clear();
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      options.profile->push_back({labels[i], seconds[i]});
+  }
   if (rt.error == cpu::kErrorIntegerDivisionByZero)
     throw Error("program '" + p.name + "' divided an integer by zero");
   if (rt.error == cpu::kErrorOutOfMemory)

@@ -19,6 +19,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace weir::codegen {
 
@@ -29,11 +30,27 @@ struct CompileOptions {
   /// Reuse an earlier compilation of a structurally equal program (the
   /// program hash) with equal options.
   bool useCache = true;
+  /// Time every loop nest and library call outside loops (RunOptions::
+  /// profile collects the times).
+  bool profile = false;
+  /// Keep the LLVM IR as text for llvmIR() and optimizedLLVMIR() (printing
+  /// a large model's IR takes a noticeable part of compiling it).
+  bool keepLLVMIR = true;
+};
+
+/// Time spent in one loop nest or library call, labelled with the map or
+/// node it came from.
+struct ProfileEntry {
+  std::string label;
+  double seconds = 0;
 };
 
 struct RunOptions {
   /// Values of symbols the input shapes do not determine.
   ir::Bindings symbols;
+  /// When the program was compiled with profiling: receives one entry per
+  /// timed region, in program order.
+  std::vector<ProfileEntry> *profile = nullptr;
 };
 
 class Executable {
@@ -46,7 +63,8 @@ public:
 
   /// The loop IR, printed.
   const std::string &loopIR() const;
-  /// The LLVM IR as generated (before optimization) and as optimized.
+  /// The LLVM IR as generated (before optimization) and as optimized; empty
+  /// unless compiled with keepLLVMIR.
   const std::string &llvmIR() const;
   const std::string &optimizedLLVMIR() const;
   /// Seconds spent lowering, generating and optimizing (0 on a cache hit).

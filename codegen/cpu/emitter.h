@@ -32,7 +32,10 @@ struct Scope {
 
 class Emitter {
 public:
-  Emitter(llvm::LLVMContext &c, llvm::Module &m) : ctx_(c), m_(m), b_(c) {}
+  /// `profileLabels`: see emitModule.
+  Emitter(llvm::LLVMContext &c, llvm::Module &m,
+          std::vector<std::string> *profileLabels)
+      : ctx_(c), m_(m), b_(c), profileLabels_(profileLabels) {}
 
   void emitEntry(const LoopFunction &f, const std::string &entryName);
 
@@ -87,6 +90,10 @@ private:
   llvm::IRBuilder<> b_;
   Scope scope_;
   int outlined_ = 0;
+  std::vector<std::string> *profileLabels_;
+  int loopDepth_ = 0; ///< loops (and outlined bodies) around the insert point
+  /// Times `emitBody` when profiling and outside all loops.
+  template <typename F> void profiled(const std::string &label, F emitBody);
 };
 
 } // namespace weir::codegen::cpu::detail

@@ -54,8 +54,8 @@ std::string printModule(const llvm::Module &m) {
   return text;
 }
 
-/// The full -O3 pipeline, with the target's cost model (vector widths,
-/// AVX-512) from `tm`.
+/// The -O3 pipeline (without full loop unrolling, see below), with the
+/// target's cost model (vector widths, AVX-512) from `tm`.
 void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -64,7 +64,10 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
-  tuning.LoopUnrolling = true;
+  // Full unrolling would copy every loop body again after the vectorizer
+  // has already widened and interleaved it: on ResNet-50 it cost 40% of
+  // the optimization time and no measurable run time.
+  tuning.LoopUnrolling = false;
   llvm::PassBuilder pb(&tm, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
@@ -82,7 +85,7 @@ struct JitModule::State {
   std::unique_ptr<llvm::orc::LLJIT> jit;
 };
 
-JitModule::JitModule(const LoopFunction &f)
+JitModule::JitModule(const LoopFunction &f, bool profile, bool keepIR)
     : state_(std::make_unique<State>()) {
   initializeLLVM();
   llvm::orc::JITTargetMachineBuilder jtmb = unwrap(
@@ -97,7 +100,8 @@ JitModule::JitModule(const LoopFunction &f)
   // that could not be) are not the user's business; errors still throw.
   context->setDiagnosticHandlerCallBack(
       [](const llvm::DiagnosticInfo *, void *) {});
-  std::unique_ptr<llvm::Module> module = emitModule(f, kEntryName, *context);
+  std::unique_ptr<llvm::Module> module =
+      emitModule(f, kEntryName, *context, profile ? &labels_ : nullptr);
   module->setDataLayout(tm->createDataLayout());
   module->setTargetTriple(tm->getTargetTriple().str());
   for (llvm::Function &fn : *module) {
@@ -106,9 +110,11 @@ JitModule::JitModule(const LoopFunction &f)
     fn.addFnAttr("target-cpu", tm->getTargetCPU());
     fn.addFnAttr("target-features", tm->getTargetFeatureString());
   }
-  llvmIR_ = printModule(*module);
+  if (keepIR)
+    llvmIR_ = printModule(*module);
   optimize(*module, *tm);
-  optimizedIR_ = printModule(*module);
+  if (keepIR)
+    optimizedIR_ = printModule(*module);
 
   state_->jit = unwrap(llvm::orc::LLJITBuilder()
                            .setJITTargetMachineBuilder(std::move(jtmb))

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace weir::codegen::cpu {
 
@@ -20,7 +21,9 @@ class JitModule {
 public:
   /// Emits, optimizes and compiles `f`. Throws weir::Error when LLVM fails
   /// (which is an internal error: the loop IR was valid).
-  explicit JitModule(const LoopFunction &f);
+  /// With `profile`, loop nests and calls outside loops are timed (see
+  /// profileLabels()); with `keepIR`, the LLVM IR is kept as text.
+  JitModule(const LoopFunction &f, bool profile, bool keepIR);
   ~JitModule();
 
   EntryFn entry() const { return entry_; }
@@ -28,12 +31,16 @@ public:
   const std::string &optimizedLLVMIR() const { return optimizedIR_; }
   /// The host CPU and features the code was optimized for.
   const std::string &target() const { return target_; }
+  /// One label per timed region, in RunContext::profile order; empty when
+  /// compiled without profiling.
+  const std::vector<std::string> &profileLabels() const { return labels_; }
 
 private:
   struct State;
   std::unique_ptr<State> state_;
   EntryFn entry_ = nullptr;
   std::string llvmIR_, optimizedIR_, target_;
+  std::vector<std::string> labels_;
 };
 
 } // namespace weir::codegen::cpu

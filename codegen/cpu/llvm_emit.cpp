@@ -101,7 +101,7 @@ void Emitter::emit(const Stmt &s) {
     return;
   }
   case StmtKind::Call:
-    return emitCall(s);
+    return profiled(s.label, [&] { emitCall(s); });
   case StmtKind::If: {
     llvm::Value *cond = value(*s.value);
     auto *then = llvm::BasicBlock::Create(ctx_, "then", scope_.fn);
@@ -117,11 +117,33 @@ void Emitter::emit(const Stmt &s) {
   }
 }
 
+template <typename F>
+void Emitter::profiled(const std::string &label, F emitBody) {
+  if (!profileLabels_ || loopDepth_ > 0) {
+    ++loopDepth_;
+    emitBody();
+    --loopDepth_;
+    return;
+  }
+  auto id = static_cast<std::int64_t>(profileLabels_->size());
+  profileLabels_->push_back(label.empty() ? "(unnamed loop)" : label);
+  llvm::Value *start =
+      b_.CreateCall(runtime("weir_profile_enter", i64(), {ptr()}), {scope_.rt});
+  ++loopDepth_;
+  emitBody();
+  --loopDepth_;
+  b_.CreateCall(
+      runtime("weir_profile_exit", b_.getVoidTy(), {ptr(), i64(), i64()}),
+      {scope_.rt, b_.getInt64(static_cast<std::uint64_t>(id)), start});
+}
+
 void Emitter::emitFor(const Stmt &s) {
-  if (s.forKind == ForKind::Parallel)
-    return emitParallelFor(s);
-  emitSerialLoop(s.var, index(s.begin), index(s.end), index(s.step),
-                 s.forKind == ForKind::Vectorized, s.body);
+  profiled(s.label, [&] {
+    if (s.forKind == ForKind::Parallel)
+      return emitParallelFor(s);
+    emitSerialLoop(s.var, index(s.begin), index(s.end), index(s.step),
+                   s.forKind == ForKind::Vectorized, s.body);
+  });
 }
 
 void Emitter::emitSerialLoop(const std::string &var, llvm::Value *begin,
@@ -393,11 +415,12 @@ void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
 
 namespace weir::codegen::cpu {
 
-std::unique_ptr<llvm::Module> emitModule(const LoopFunction &f,
-                                         const std::string &entryName,
-                                         llvm::LLVMContext &context) {
+std::unique_ptr<llvm::Module>
+emitModule(const LoopFunction &f, const std::string &entryName,
+           llvm::LLVMContext &context,
+           std::vector<std::string> *profileLabels) {
   auto module = std::make_unique<llvm::Module>("weir." + f.name, context);
-  detail::Emitter(context, *module).emitEntry(f, entryName);
+  detail::Emitter(context, *module, profileLabels).emitEntry(f, entryName);
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os))

@@ -20,14 +20,18 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace weir::codegen::cpu {
 
 /// Builds the module for `f` in `context`. `entryName` names the entry
 /// function. Throws weir::Error when the loop IR uses a name it does not
 /// define, and when LLVM's verifier rejects the result (an internal error).
-std::unique_ptr<llvm::Module> emitModule(const LoopFunction &f,
-                                         const std::string &entryName,
-                                         llvm::LLVMContext &context);
+/// With `profileLabels`, every loop nest and call outside all loops is timed
+/// into RunContext::profile[k], where k indexes the label appended for it.
+std::unique_ptr<llvm::Module>
+emitModule(const LoopFunction &f, const std::string &entryName,
+           llvm::LLVMContext &context,
+           std::vector<std::string> *profileLabels = nullptr);
 
 } // namespace weir::codegen::cpu

@@ -6,6 +6,7 @@
 #include "core/runtime/tensor.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -60,6 +61,19 @@ void *weir_alloc(RunContext *rt, std::int64_t bytes) {
 
 void weir_free(void *p) { std::free(p); }
 
+std::int64_t weir_profile_enter(RunContext *) {
+  return std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+void weir_profile_exit(RunContext *rt, std::int64_t id, std::int64_t start) {
+  std::int64_t now =
+      std::chrono::steady_clock::now().time_since_epoch().count();
+  if (rt->profile)
+    rt->profile[id] += std::chrono::duration<double>(
+                           std::chrono::steady_clock::duration(now - start))
+                           .count();
+}
+
 void weir_error(RunContext *rt, std::int32_t code) {
   std::atomic_ref<std::int32_t>(rt->error).store(code);
 }
@@ -89,6 +103,8 @@ float weir_bf16_value(std::uint16_t bits) {
 const RuntimeSymbol kSymbols[] = {
     {"weir_alloc", reinterpret_cast<void *>(&weir_alloc)},
     {"weir_free", reinterpret_cast<void *>(&weir_free)},
+    {"weir_profile_enter", reinterpret_cast<void *>(&weir_profile_enter)},
+    {"weir_profile_exit", reinterpret_cast<void *>(&weir_profile_exit)},
     {"weir_error", reinterpret_cast<void *>(&weir_error)},
     {"weir_parallel_for", reinterpret_cast<void *>(&weir_parallel_for)},
     {"weir_sgemm", reinterpret_cast<void *>(&weir_sgemm)},

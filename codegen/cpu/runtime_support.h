@@ -15,6 +15,8 @@ struct RunContext {
   runtime::ThreadPool *pool = nullptr;
   /// Nonzero once an error happened (set from any thread).
   std::int32_t error = 0;
+  /// Seconds per profiled region (when compiled with profiling).
+  double *profile = nullptr;
 };
 
 /// Error codes the generated code reports.

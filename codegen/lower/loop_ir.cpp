@@ -155,7 +155,7 @@ StmtPtr block(std::vector<StmtPtr> body) {
 }
 
 StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
-                ForKind kind, std::vector<StmtPtr> body) {
+                ForKind kind, std::vector<StmtPtr> body, std::string label) {
   auto s = makeStmt(StmtKind::For);
   s->var = std::move(var);
   s->begin = std::move(begin);
@@ -163,6 +163,7 @@ StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
   s->step = std::move(step);
   s->forKind = kind;
   s->body = std::move(body);
+  s->label = std::move(label);
   return s;
 }
 
@@ -221,10 +222,12 @@ CallArg CallArg::real(double value) {
   return a;
 }
 
-StmtPtr callStmt(std::string callee, std::vector<CallArg> args) {
+StmtPtr callStmt(std::string callee, std::vector<CallArg> args,
+                 std::string label) {
   auto s = makeStmt(StmtKind::Call);
   s->callee = std::move(callee);
   s->args = std::move(args);
+  s->label = std::move(label);
   return s;
 }
 
@@ -277,8 +280,9 @@ std::string print(const Stmt &s, int indent) {
     std::string range = s.begin.str() + ":" + s.end.str();
     if (s.step != ir::Expr(1))
       range += ":" + s.step.str();
-    return pad + forKindName(s.forKind) + " " + s.var + " in " + range +
-           " {\n" + body(s.body) + pad + "}\n";
+    return pad + forKindName(s.forKind) + " " + s.var + " in " + range + " {" +
+           (s.label.empty() ? "" : "  # " + s.label) + "\n" + body(s.body) +
+           pad + "}\n";
   }
   case StmtKind::Allocate:
     return pad + "allocate " + s.buffer + ": " +
@@ -313,7 +317,7 @@ std::string print(const Stmt &s, int indent) {
       }
       }
     }
-    return out + ")\n";
+    return out + ")" + (s.label.empty() ? "" : "  # " + s.label) + "\n";
   }
   }
   return "";

@@ -127,17 +127,22 @@ struct Stmt {
   ValuePtr value;                   ///< Store, Assign: value; If: condition
   std::string callee;               ///< Call
   std::vector<CallArg> args;        ///< Call
+  /// For, Call: where it came from (a map's or node's label), for people
+  /// and profiles; "" when nothing names it.
+  std::string label;
 };
 
 StmtPtr block(std::vector<StmtPtr> body);
 StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
-                ForKind kind, std::vector<StmtPtr> body);
+                ForKind kind, std::vector<StmtPtr> body,
+                std::string label = "");
 StmtPtr allocate(std::string buffer, ir::DType dtype, ir::Expr size,
                  std::vector<StmtPtr> body);
 StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value);
 StmtPtr assign(std::string var, ValuePtr value);
 StmtPtr ifThen(ValuePtr cond, std::vector<StmtPtr> body);
-StmtPtr callStmt(std::string callee, std::vector<CallArg> args);
+StmtPtr callStmt(std::string callee, std::vector<CallArg> args,
+                 std::string label = "");
 
 // -------------------------------------------------------------- function --
 

@@ -352,7 +352,7 @@ void Lowerer::lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
     for (std::size_t d = subset.dims.size(); d-- > 0;) {
       const ir::Range &r = subset.dims[d];
       body = forLoop(vars[d], subst(r.begin), subst(r.end), subst(r.step),
-                     ForKind::Serial, {body});
+                     ForKind::Serial, {body}, "copy " + from + " -> " + to);
       enclosing_.erase(vars[d]);
     }
     out.push_back(body);
@@ -401,7 +401,8 @@ void Lowerer::lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
                           matrix(false, "A"), A::integer(subst(call.lda)),
                           matrix(false, "B"), A::integer(subst(call.ldb)),
                           A::real(call.beta), matrix(true, "C"),
-                          A::integer(subst(call.ldc))}));
+                          A::integer(subst(call.ldc))},
+                         n.label));
 }
 
 void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
@@ -445,10 +446,19 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
   currentScope_ = savedScope;
   logs_.pop_back();
 
+  // The outermost loop that has more than one iteration and provably
+  // private iterations (the loops outside it are fixed while it runs).
   std::size_t parallelDim = vars.size();
-  if (parallelCandidate && !vars.empty() && !log.callsLibrary &&
-      iterationsArePrivate(log, vars[0], outer))
-    parallelDim = 0;
+  std::set<std::string, std::less<>> fixed = outer;
+  for (std::size_t d = 0;
+       parallelCandidate && !log.callsLibrary && d < vars.size(); ++d) {
+    bool single = ranges[d].size() == ir::Expr(1);
+    if (!single && iterationsArePrivate(log, vars[d], fixed)) {
+      parallelDim = d;
+      break;
+    }
+    fixed.insert(vars[d]);
+  }
   std::set<std::string, std::less<>> inner = outer;
   inner.insert(vars.begin(), vars.end());
   if (!vars.empty())
@@ -461,7 +471,7 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
              iterationsArePrivate(log, vars[d], inner))
       kind = ForKind::Vectorized;
     StmtPtr loop = forLoop(vars[d], ranges[d].begin, ranges[d].end,
-                           ranges[d].step, kind, std::move(body));
+                           ranges[d].step, kind, std::move(body), entry.label);
     body = {loop};
     enclosing_.erase(vars[d]);
   }

@@ -14,12 +14,12 @@
 /// - an access-to-access edge becomes a copy loop;
 /// - transients are allocated, zero-filled, around the whole body.
 ///
-/// Loop kinds come from map schedules. A cpu-parallel map's outermost loop
-/// becomes `parallel` when nothing else encloses it in parallel and every
-/// store in its body is provably private to one iteration (some dimension of
-/// the stored subset is the loop variable plus terms that do not vary inside
-/// the loop, and every other access of that container in the body uses the
-/// same index there); otherwise it stays serial. A vectorized map's
+/// Loop kinds come from map schedules. In a cpu-parallel map that no other
+/// parallel loop encloses and that calls no library routine, the outermost
+/// loop with more than one iteration whose iterations are provably private
+/// becomes `parallel` (private: for every container the body writes, some
+/// dimension of every access to it is the loop variable plus terms that do
+/// not vary inside the loop). The other loops stay serial. A vectorized map's
 /// innermost loop becomes `vectorized` under the same proof.
 
 #include "codegen/lower/loop_ir.h"

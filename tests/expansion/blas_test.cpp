@@ -82,7 +82,8 @@ TEST(BlasExpansion, MatMulVectorOperands) {
                            {{"A", "A", {4}}, {"B", "B", {2, 4, 3}}},
                            {{"Y", "Y", {2, 3}}}),
                     1);
-  expectMatchesPure(single("MatMul", {}, {{"A", "A", {2, 3, 4}}, {"B", "B", {4}}},
+  expectMatchesPure(single("MatMul", {},
+                           {{"A", "A", {2, 3, 4}}, {"B", "B", {4}}},
                            {{"Y", "Y", {2, 3}}}),
                     1);
 }
@@ -107,18 +108,18 @@ TEST(BlasExpansion, ConvIm2colWithPaddingStridesDilationsAndBias) {
                    {"strides", std::vector<std::int64_t>{2, 1}},
                    {"dilations", std::vector<std::int64_t>{1, 2}}};
   // X [2, 3, 7, 6], W [4, 3, 3, 2] -> Y [2, 4, 4, 5]
-  expectMatchesPure(single("Conv", attrs,
-                           {{"X", "X", {2, 3, 7, 6}},
-                            {"W", "W", {4, 3, 3, 2}},
-                            {"B", "B", {4}}},
-                           {{"Y", "Y", {2, 4, 4, 5}}}),
-                    1);
+  expectMatchesPure(
+      single(
+          "Conv", attrs,
+          {{"X", "X", {2, 3, 7, 6}}, {"W", "W", {4, 3, 3, 2}}, {"B", "B", {4}}},
+          {{"Y", "Y", {2, 4, 4, 5}}}),
+      1);
 }
 
 TEST(BlasExpansion, PointwiseConvMultipliesTheInputDirectly) {
-  Program p = single("Conv", {},
-                     {{"X", "X", {1, 6, 4, 4}}, {"W", "W", {5, 6, 1, 1}}},
-                     {{"Y", "Y", {1, 5, 4, 4}}});
+  Program p =
+      single("Conv", {}, {{"X", "X", {1, 6, 4, 4}}, {"W", "W", {5, 6, 1, 1}}},
+             {{"Y", "Y", {1, 5, 4, 4}}});
   expectMatchesPure(p, 1);
   Program fast = p;
   ASSERT_TRUE(expansion::expandAll(fast).skipped.empty());
@@ -132,16 +133,17 @@ TEST(BlasExpansion, FallsBackToPureWhereItDoesNotApply) {
                         {{"Y", "Y", {1, 2, 3, 3}}});
   ASSERT_TRUE(expansion::expandAll(conv).skipped.empty());
   EXPECT_EQ(count(conv, NodeKind::Primitive), 0);
-  Program mm = single("MatMul", {},
-                      {{"A", "A", {2, 3}, DType::I32}, {"B", "B", {3, 4}, DType::I32}},
-                      {{"Y", "Y", {2, 4}, DType::I32}});
+  Program mm =
+      single("MatMul", {},
+             {{"A", "A", {2, 3}, DType::I32}, {"B", "B", {3, 4}, DType::I32}},
+             {{"Y", "Y", {2, 4}, DType::I32}});
   ASSERT_TRUE(expansion::expandAll(mm).skipped.empty());
   EXPECT_EQ(count(mm, NodeKind::Primitive), 0);
   // Asked for explicitly, BLAS says why it does not apply.
-  Program again = single("MatMul", {},
-                         {{"A", "A", {2, 3}, DType::I32},
-                          {"B", "B", {3, 4}, DType::I32}},
-                         {{"Y", "Y", {2, 4}, DType::I32}});
+  Program again =
+      single("MatMul", {},
+             {{"A", "A", {2, 3}, DType::I32}, {"B", "B", {3, 4}, DType::I32}},
+             {{"Y", "Y", {2, 4}, DType::I32}});
   auto report = expansion::expandAll(again, {{"MatMul", "blas"}});
   ASSERT_EQ(report.skipped.size(), 1u);
   EXPECT_NE(report.skipped[0].find("takes f32"), std::string::npos)

@@ -88,11 +88,10 @@ void expandMatMulBlas(ExpansionContext &ctx) {
   // A single B and an unbroadcast, contiguous A: the batch folds into M.
   if (bBatch.empty() && !aVec && aBatch == yBatch) {
     call.m = product(aBatch) * m;
-    ctx.addPrimitive(
-        "gemm", {}, {}, "gemm", ir::gemmAttributes(call),
-        {{"A", a.name, ir::Subset::full(a.shape)},
-         {"B", b.name, ir::Subset::full(b.shape)}},
-        {{"C", y.name, ir::Subset::full(y.shape)}});
+    ctx.addPrimitive("gemm", {}, {}, "gemm", ir::gemmAttributes(call),
+                     {{"A", a.name, ir::Subset::full(a.shape)},
+                      {"B", b.name, ir::Subset::full(b.shape)}},
+                     {{"C", y.name, ir::Subset::full(y.shape)}});
     return;
   }
   auto params = ExpansionContext::params(batchRank, "b");
@@ -173,8 +172,8 @@ void expandConvIm2col(ExpansionContext &ctx) {
 
   bool pointwise = window == 1;
   for (std::size_t t = 0; t < d; ++t)
-    pointwise = pointwise && g.strides[t] == 1 && g.pads[t] == 0 &&
-                g.pads[t + d] == 0;
+    pointwise =
+        pointwise && g.strides[t] == 1 && g.pads[t] == 0 && g.pads[t + d] == 0;
 
   std::string matrix = x.name;
   if (!pointwise) {
@@ -201,9 +200,10 @@ void expandConvIm2col(ExpansionContext &ctx) {
                          Expr(g.dilations[t]));
     }
     ctx.addMap("im2col", params, ranges, {{"x", source, xIdx}}, "y = x",
-               {{"y", matrix,
-                 {Expr::symbol("n"),
-                  Expr::symbol("c") * Expr(window) + kLinear, oLinear}}});
+               {{"y",
+                 matrix,
+                 {Expr::symbol("n"), Expr::symbol("c") * Expr(window) + kLinear,
+                  oLinear}}});
   }
 
   ir::GemmCall call;
@@ -213,7 +213,8 @@ void expandConvIm2col(ExpansionContext &ctx) {
   call.lda = rows;
   call.ldb = cols;
   call.ldc = cols;
-  std::vector<ir::MappedRegion> inputs{{"A", w.name, ir::Subset::full(w.shape)}};
+  std::vector<ir::MappedRegion> inputs{
+      {"A", w.name, ir::Subset::full(w.shape)}};
   Expr n = Expr::symbol("n");
   if (pointwise)
     inputs.push_back({"B", matrix, region({n}, tail(x.shape, rank - 1))});

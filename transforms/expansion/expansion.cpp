@@ -178,7 +178,8 @@ ir::MappedTaskletIds ExpansionContext::addMap(
     const std::vector<ir::MappedInput> &inputs, std::string_view code,
     const std::vector<ir::MappedOutput> &outputs) {
   return ir::addMappedTasklet(program_, state_, node_.label + "." + label,
-                              params, ranges, inputs, code, outputs, access_);
+                              params, ranges, inputs, code, outputs, access_,
+                              ir::Schedule::CpuParallel);
 }
 
 ir::MappedTaskletIds ExpansionContext::addPrimitive(

@@ -62,7 +62,9 @@ public:
   std::optional<std::vector<std::int64_t>>
   constantInts(std::string_view connector) const;
 
-  /// addMappedTasklet with this expansion's access nodes. Labels are
+  /// addMappedTasklet with this expansion's access nodes; the map is
+  /// cpu-parallel (lowering runs it in parallel where it proves that safe).
+  /// Labels are
   /// prefixed with the library node's label.
   ir::MappedTaskletIds addMap(const std::string &label,
                               const std::vector<std::string> &params,
