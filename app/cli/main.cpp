@@ -42,7 +42,8 @@ commands:
       --impl OP=IMPL            choose an operator's expansion
       --save-outputs DIR        write each output as DIR/NAME.npy
       --threads N               threads for parallel loops (0: all cores)
-      --repeat N                run N times; print the median time
+      --repeat N                run N times after one warm-up run; print
+                                the median time
       --check                   also run the reference interpreter and
                                 compare (exit 1 on a mismatch)
       --interpreter             run on the reference interpreter instead

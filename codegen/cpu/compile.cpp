@@ -65,6 +65,8 @@ struct Executable::Impl {
   ir::Program program;
   std::shared_ptr<const Compiled> compiled;
   std::shared_ptr<runtime::ThreadPool> pool;
+  /// Transients kept between runs (mutable: a cache, not state).
+  mutable cpu::BlockCache blocks;
   double seconds = 0;
 };
 
@@ -159,6 +161,7 @@ interp::TensorMap Executable::run(const interp::TensorMap &inputs,
   std::vector<double> seconds(labels.size(), 0.0);
   cpu::RunContext rt;
   rt.pool = im.pool.get();
+  rt.blocks = &im.blocks;
   rt.profile = seconds.data();
   im.compiled->module->entry()(buffers.data(), values.data(), &rt);
   if (options.profile) {

@@ -318,7 +318,8 @@ void Emitter::emitAllocate(const Stmt &s) {
   scope_.buffers[s.buffer] = p;
   for (const StmtPtr &c : s.body)
     emit(*c);
-  b_.CreateCall(runtime("weir_free", b_.getVoidTy(), {ptr()}), {p});
+  b_.CreateCall(runtime("weir_free", b_.getVoidTy(), {ptr(), ptr(), i64()}),
+                {scope_.rt, p, bytes});
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
   if (shadowed)

@@ -47,19 +47,33 @@ void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
 }
 
 /// Zero-filled, 64-byte aligned; null (and the run's error set) when out of
-/// memory.
+/// memory. Blocks come from the executable's cache when it has one of the
+/// size: fresh pages cost a page fault each, which on a virtual machine
+/// costs more than the work done on them.
 void *weir_alloc(RunContext *rt, std::int64_t bytes) {
   std::size_t size = (static_cast<std::size_t>(bytes) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, size == 0 ? 64 : size);
+  if (size == 0)
+    size = 64;
+  void *p = rt->blocks ? rt->blocks->take(size) : nullptr;
+  if (!p)
+    p = std::aligned_alloc(64, size);
   if (!p) {
     std::atomic_ref<std::int32_t>(rt->error).store(kErrorOutOfMemory);
     return nullptr;
   }
-  std::memset(p, 0, size == 0 ? 64 : size);
+  std::memset(p, 0, size);
   return p;
 }
 
-void weir_free(void *p) { std::free(p); }
+void weir_free(RunContext *rt, void *p, std::int64_t bytes) {
+  std::size_t size = (static_cast<std::size_t>(bytes) + 63) / 64 * 64;
+  if (size == 0)
+    size = 64;
+  if (rt->blocks)
+    rt->blocks->give(p, size);
+  else
+    std::free(p);
+}
 
 std::int64_t weir_profile_enter(RunContext *) {
   return std::chrono::steady_clock::now().time_since_epoch().count();
@@ -120,5 +134,25 @@ const RuntimeSymbol kSymbols[] = {
 } // namespace
 
 const RuntimeSymbol *runtimeSymbols() { return kSymbols; }
+
+void *BlockCache::take(std::size_t size) {
+  std::lock_guard lock(mutex_);
+  auto it = free_.find(size);
+  if (it == free_.end())
+    return nullptr;
+  void *p = it->second;
+  free_.erase(it);
+  return p;
+}
+
+void BlockCache::give(void *p, std::size_t size) {
+  std::lock_guard lock(mutex_);
+  free_.emplace(size, p);
+}
+
+BlockCache::~BlockCache() {
+  for (const auto &[size, p] : free_)
+    std::free(p);
+}
 
 } // namespace weir::codegen::cpu

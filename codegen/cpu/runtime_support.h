@@ -7,12 +7,31 @@
 #include "core/runtime/thread_pool.h"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 namespace weir::codegen::cpu {
+
+/// Transient buffers kept between runs of one executable, by size.
+class BlockCache {
+public:
+  BlockCache() = default;
+  BlockCache(const BlockCache &) = delete;
+  BlockCache &operator=(const BlockCache &) = delete;
+  ~BlockCache();
+  /// A cached block of exactly `size` bytes, or null.
+  void *take(std::size_t size);
+  void give(void *p, std::size_t size);
+
+private:
+  std::mutex mutex_;
+  std::multimap<std::size_t, void *> free_;
+};
 
 /// One run's context, passed to the generated entry function.
 struct RunContext {
   runtime::ThreadPool *pool = nullptr;
+  BlockCache *blocks = nullptr; ///< null: allocate and free every time
   /// Nonzero once an error happened (set from any thread).
   std::int32_t error = 0;
   /// Seconds per profiled region (when compiled with profiling).

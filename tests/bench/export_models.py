@@ -27,11 +27,39 @@ OPSET = 13
 SEED = 0
 
 
+class BertLayer(torch.nn.Module):
+    """One BERT-base encoder layer (as in Hugging Face's BertLayer): d=768,
+    12 heads, FFN 3072, GELU, post-LN. Written out rather than taken from
+    torch.nn.TransformerEncoderLayer, whose export computes the head split
+    from the input's shape at run time (Shape -> Gather -> Div -> Slice);
+    here the shapes are the constants they are for a fixed sequence."""
+
+    def __init__(self, d=768, heads=12, ffn=3072, seq=128):
+        super().__init__()
+        self.d, self.heads, self.seq = d, heads, seq
+        self.q = torch.nn.Linear(d, d)
+        self.k = torch.nn.Linear(d, d)
+        self.v = torch.nn.Linear(d, d)
+        self.out = torch.nn.Linear(d, d)
+        self.norm1 = torch.nn.LayerNorm(d)
+        self.up = torch.nn.Linear(d, ffn)
+        self.down = torch.nn.Linear(ffn, d)
+        self.norm2 = torch.nn.LayerNorm(d)
+
+    def split(self, x):
+        return x.reshape(1, self.seq, self.heads, self.d // self.heads).transpose(1, 2)
+
+    def forward(self, x):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = q @ k.transpose(2, 3) / (self.d // self.heads) ** 0.5
+        context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(1, self.seq, self.d)
+        h = self.norm1(x + self.out(context))
+        return self.norm2(h + self.down(torch.nn.functional.gelu(self.up(h))))
+
+
 def bert_layer():
     """One BERT-base encoder layer: d=768, 12 heads, FFN 3072, GELU, post-LN."""
-    return torch.nn.TransformerEncoderLayer(
-        d_model=768, nhead=12, dim_feedforward=3072, dropout=0.1,
-        activation="gelu", batch_first=True, norm_first=False)
+    return BertLayer()
 
 
 # name -> (constructor, input shape)
@@ -86,8 +114,6 @@ def export(name, out_dir):
         print(f"export: {name} present in {out_dir}")
         return
     model, x = build(name)
-    # Grad stays enabled during export: under no_grad TransformerEncoderLayer
-    # takes a fused fast path that has no ONNX symbolic.
     torch.onnx.export(model, (x,), files["onnx"], opset_version=OPSET,
                       do_constant_folding=True, input_names=["input"],
                       output_names=["output"])

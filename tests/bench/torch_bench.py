@@ -14,8 +14,16 @@ import json
 import statistics
 import time
 
+import os
+import sys
+
 import numpy as np
 import torch
+
+# The saved modules may be defined in export_models (BertLayer); torch.load
+# finds them by module name.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_models  # noqa: E402,F401
 
 
 def parse_args():
