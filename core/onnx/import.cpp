@@ -109,9 +109,22 @@ public:
       p_.metadata["captured"] = list;
     }
 
+    std::set<std::string> graphOutputs;
+    for (const onnx::ValueInfoProto &v : g.output())
+      graphOutputs.insert(v.name());
     int index = 0;
-    for (const onnx::NodeProto &n : g.node())
+    for (const onnx::NodeProto &n : g.node()) {
+      // A Constant node holding a tensor is a constant container, as an
+      // initializer would be, so that operators reading it (Reshape's shape,
+      // ReduceSum's axes) see its value when they are expanded.
+      if (const onnx::TensorProto *t = constantTensor(n);
+          t && !graphOutputs.count(n.output(0))) {
+        addConstant(*t, n.output(0));
+        ++index;
+        continue;
+      }
       addNode(n, index++, state);
+    }
 
     for (const onnx::ValueInfoProto &v : g.output()) {
       if (auto it = p_.containers.find(v.name()); it != p_.containers.end())
@@ -154,10 +167,24 @@ private:
     p_.symbols.push_back(sym);
   }
 
-  void addConstant(const onnx::TensorProto &t) {
-    ir::TensorValue v = tensorValue(t, "initializer " + quote(t.name()));
+  /// The tensor of a default-domain Constant node given by its `value`
+  /// attribute; null for any other node.
+  static const onnx::TensorProto *constantTensor(const onnx::NodeProto &n) {
+    if (n.op_type() != "Constant" ||
+        !(n.domain().empty() || n.domain() == "ai.onnx") ||
+        n.output_size() != 1 || n.attribute_size() != 1 ||
+        n.attribute(0).name() != "value" || !n.attribute(0).has_t())
+      return nullptr;
+    return &n.attribute(0).t();
+  }
+
+  void addConstant(const onnx::TensorProto &t, const std::string &name = "") {
+    std::string cname = name.empty() ? t.name() : name;
+    ir::TensorValue v = tensorValue(
+        t, (name.empty() ? "initializer " : "constant node output ") +
+               quote(cname));
     ir::Container c;
-    c.name = t.name();
+    c.name = cname;
     c.dtype = v.dtype;
     for (std::int64_t d : v.shape)
       c.shape.push_back(Expr(d));
