@@ -97,6 +97,20 @@ std::string_view binaryOpText(BinaryOp op) {
   return "?";
 }
 
+bool isComparison(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+    return true;
+  default:
+    return false;
+  }
+}
+
 int precedence(BinaryOp op) {
   switch (op) {
   case BinaryOp::Or:

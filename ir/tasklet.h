@@ -99,6 +99,8 @@ int funcArity(Func f);
 /// all of them. Every binary operator is left-associative. Printers of
 /// tasklet code in other languages use this to place parentheses.
 int precedence(BinaryOp op);
+/// `== != < <= > >=`: compare two operands of one type, giving bool.
+bool isComparison(BinaryOp op);
 
 /// Immutable expression node; shared between program versions.
 struct Expr;

@@ -194,17 +194,9 @@ private:
             " in '" + print(e) + "'");
       return std::nullopt;
     }
-    switch (e.binaryOp) {
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
+    if (isComparison(e.binaryOp))
       return Type{DType::Bool};
-    default:
-      return common;
-    }
+    return common;
   }
 
   std::optional<Type> call(const Expr &e) {

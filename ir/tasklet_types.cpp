@@ -8,20 +8,6 @@
 namespace weir::ir::tasklet {
 namespace {
 
-bool isComparison(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Eq:
-  case BinaryOp::Ne:
-  case BinaryOp::Lt:
-  case BinaryOp::Le:
-  case BinaryOp::Gt:
-  case BinaryOp::Ge:
-    return true;
-  default:
-    return false;
-  }
-}
-
 class Settler {
 public:
   explicit Settler(SettledTypes &out) : out_(out) {}

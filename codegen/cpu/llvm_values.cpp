@@ -194,17 +194,8 @@ llvm::Value *Emitter::binaryValue(const Value &v) {
     return isAnd ? lazySelect(a, rhs, constant) : lazySelect(a, constant, rhs);
   }
   llvm::Value *a = value(lhs), *b = value(rhs);
-  switch (v.binaryOp) {
-  case BinaryOp::Eq:
-  case BinaryOp::Ne:
-  case BinaryOp::Lt:
-  case BinaryOp::Le:
-  case BinaryOp::Gt:
-  case BinaryOp::Ge:
+  if (ir::tasklet::isComparison(v.binaryOp))
     return compareValues(v.binaryOp, v.operandType, a, b);
-  default:
-    break;
-  }
   if (ir::isFloat(v.type)) {
     switch (v.binaryOp) {
     case BinaryOp::Add:

@@ -15,19 +15,8 @@ namespace {
 using ir::tasklet::BinaryOp;
 
 bool isComparisonOrLogical(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Eq:
-  case BinaryOp::Ne:
-  case BinaryOp::Lt:
-  case BinaryOp::Le:
-  case BinaryOp::Gt:
-  case BinaryOp::Ge:
-  case BinaryOp::And:
-  case BinaryOp::Or:
-    return true;
-  default:
-    return false;
-  }
+  return ir::tasklet::isComparison(op) || op == BinaryOp::And ||
+         op == BinaryOp::Or;
 }
 
 std::shared_ptr<Value> make(ValueKind kind, ir::DType type) {

@@ -23,6 +23,7 @@ using ir::DType;
 using ir::tasklet::BinaryOp;
 using ir::tasklet::ExprKind;
 using ir::tasklet::Func;
+using ir::tasklet::isComparison;
 using ir::tasklet::UnaryOp;
 
 int widthBits(DType t) {
@@ -218,20 +219,6 @@ bool compare(BinaryOp op, DType t, const Value &a, const Value &b) {
   if (ir::isSignedInt(t))
     return cmp(asSigned(a.bits), asSigned(b.bits));
   return cmp(a.bits, b.bits);
-}
-
-bool isComparison(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Eq:
-  case BinaryOp::Ne:
-  case BinaryOp::Lt:
-  case BinaryOp::Le:
-  case BinaryOp::Gt:
-  case BinaryOp::Ge:
-    return true;
-  default:
-    return false;
-  }
 }
 
 template <typename F> F floatMinMax(bool isMax, F a, F b) {
