@@ -4,6 +4,7 @@
 #include "codegen/cpu/compile.h"
 
 #include "codegen/cpu/jit.h"
+#include "codegen/cpu/openblas.h"
 #include "core/interp/bind_inputs.h"
 #include "core/runtime/thread_pool.h"
 #include "ir/error.h"
@@ -53,6 +54,15 @@ CompileCache &cache() {
   return c;
 }
 
+bool callsSgemm(const Stmt &s) {
+  if (s.kind == StmtKind::Call && s.callee == kCallSgemm)
+    return true;
+  for (const StmtPtr &b : s.body)
+    if (callsSgemm(*b))
+      return true;
+  return false;
+}
+
 std::string cacheKey(const ir::Program &p, const CompileOptions &o) {
   return ir::hashHex(ir::structuralHash(p)) +
          (o.lower.parallelizeSequentialMaps ? "/par" : "/seq") +
@@ -80,6 +90,8 @@ Executable compile(const ir::Program &program, const CompileOptions &options) {
   if (!impl->compiled) {
     auto c = std::make_shared<Compiled>();
     c->function = lower(program, options.lower);
+    if (callsSgemm(*c->function.body))
+      cpu::openBlas(); // loads it now: a failure is an error here, not later
     c->loopIR = print(c->function);
     c->module = std::make_unique<cpu::JitModule>(c->function, options.profile,
                                                  options.keepLLVMIR);

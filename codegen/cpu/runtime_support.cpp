@@ -3,27 +3,44 @@
 
 #include "codegen/cpu/runtime_support.h"
 
+#include "codegen/cpu/openblas.h"
 #include "core/runtime/tensor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 
-// OpenBLAS (declared here rather than through cblas.h, whose location
-// differs between Debian's BLAS alternatives).
-extern "C" {
-void cblas_sgemm(int order, int transA, int transB, int m, int n, int k,
-                 float alpha, const float *a, int lda, const float *b, int ldb,
-                 float beta, float *c, int ldc);
-void openblas_set_num_threads(int threads);
-int openblas_get_num_threads();
-}
-
 namespace weir::codegen::cpu {
 namespace {
 
 constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+
+/// Clears `size` bytes, on every thread of the pool when the block is large
+/// (one thread cannot saturate the memory bandwidth).
+void zeroFill(RunContext *rt, void *p, std::size_t size) {
+  constexpr std::size_t kChunk = std::size_t(1) << 20;
+  if (size < 2 * kChunk || !rt->pool || rt->pool->threads() == 1) {
+    std::memset(p, 0, size);
+    return;
+  }
+  struct Job {
+    std::byte *base;
+    std::size_t size;
+  } job{static_cast<std::byte *>(p), size};
+  auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
+  rt->pool->parallelFor(
+      chunks,
+      [](void *context, std::int64_t begin, std::int64_t end) {
+        auto *j = static_cast<Job *>(context);
+        std::size_t from = static_cast<std::size_t>(begin) * kChunk;
+        std::size_t to =
+            std::min(j->size, static_cast<std::size_t>(end) * kChunk);
+        std::memset(j->base + from, 0, to - from);
+      },
+      &job);
+}
 
 extern "C" {
 
@@ -35,15 +52,18 @@ void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
                 std::int64_t ldb, double beta, float *c, std::int64_t ldc) {
   if (m <= 0 || n <= 0)
     return;
+  // Loaded when the program was compiled (compile.cpp), so this cannot
+  // throw here, inside generated code.
+  const OpenBlas &blas = openBlas();
   int threads = rt->pool->threads();
-  if (openblas_get_num_threads() != threads)
-    openblas_set_num_threads(threads);
-  cblas_sgemm(kCblasRowMajor, transA ? kCblasTrans : kCblasNoTrans,
-              transB ? kCblasTrans : kCblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k),
-              static_cast<float>(alpha), a, static_cast<int>(lda), b,
-              static_cast<int>(ldb), static_cast<float>(beta), c,
-              static_cast<int>(ldc));
+  if (blas.getThreads() != threads)
+    blas.setThreads(threads);
+  blas.sgemm(kCblasRowMajor, transA ? kCblasTrans : kCblasNoTrans,
+             transB ? kCblasTrans : kCblasNoTrans, static_cast<int>(m),
+             static_cast<int>(n), static_cast<int>(k),
+             static_cast<float>(alpha), a, static_cast<int>(lda), b,
+             static_cast<int>(ldb), static_cast<float>(beta), c,
+             static_cast<int>(ldc));
 }
 
 /// Zero-filled, 64-byte aligned; null (and the run's error set) when out of
@@ -61,7 +81,7 @@ void *weir_alloc(RunContext *rt, std::int64_t bytes) {
     std::atomic_ref<std::int32_t>(rt->error).store(kErrorOutOfMemory);
     return nullptr;
   }
-  std::memset(p, 0, size);
+  zeroFill(rt, p, size);
   return p;
 }
 

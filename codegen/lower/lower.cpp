@@ -446,18 +446,21 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
   currentScope_ = savedScope;
   logs_.pop_back();
 
-  // The outermost loop that has more than one iteration and provably
-  // private iterations (the loops outside it are fixed while it runs).
+  // The outermost loop with more than one iteration, when its iterations
+  // are provably private (the single-iteration loops outside it are fixed
+  // while it runs). A loop further in is not tried: a parallel region per
+  // iteration of an outer loop costs more in wake-ups than it gains.
   std::size_t parallelDim = vars.size();
   std::set<std::string, std::less<>> fixed = outer;
   for (std::size_t d = 0;
        parallelCandidate && !log.callsLibrary && d < vars.size(); ++d) {
-    bool single = ranges[d].size() == ir::Expr(1);
-    if (!single && iterationsArePrivate(log, vars[d], fixed)) {
-      parallelDim = d;
-      break;
+    if (ranges[d].size() == ir::Expr(1)) {
+      fixed.insert(vars[d]);
+      continue;
     }
-    fixed.insert(vars[d]);
+    if (iterationsArePrivate(log, vars[d], fixed))
+      parallelDim = d;
+    break;
   }
   std::set<std::string, std::less<>> inner = outer;
   inner.insert(vars.begin(), vars.end());

@@ -16,8 +16,8 @@
 ///
 /// Loop kinds come from map schedules. In a cpu-parallel map that no other
 /// parallel loop encloses and that calls no library routine, the outermost
-/// loop with more than one iteration whose iterations are provably private
-/// becomes `parallel` (private: for every container the body writes, some
+/// loop with more than one iteration becomes `parallel` if its iterations are
+/// provably private (private: for every container the body writes, some
 /// dimension of every access to it is the loop variable plus terms that do
 /// not vary inside the loop). The other loops stay serial. A vectorized map's
 /// innermost loop becomes `vectorized` under the same proof.
