@@ -65,7 +65,8 @@ bool callsSgemm(const Stmt &s) {
 
 std::string cacheKey(const ir::Program &p, const CompileOptions &o) {
   return ir::hashHex(ir::structuralHash(p)) +
-         (o.lower.parallelizeSequentialMaps ? "/par" : "/seq") +
+         (o.lower.parallelizeSequentialMaps ? "/par" : "/seq") + "/min" +
+         std::to_string(o.lower.minParallelIterations) +
          (o.profile ? "/profile" : "") + (o.keepLLVMIR ? "/ir" : "");
 }
 

@@ -450,10 +450,17 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
   // are provably private (the single-iteration loops outside it are fixed
   // while it runs). A loop further in is not tried: a parallel region per
   // iteration of an outer loop costs more in wake-ups than it gains.
+  // Too little work pays less than waking the pool costs.
+  ir::Expr iterations(1);
+  for (const ir::Range &r : ranges)
+    iterations = iterations * r.size();
+  auto known = iterations.asConstant();
+  bool worthIt = !known || *known >= opt_.minParallelIterations;
   std::size_t parallelDim = vars.size();
   std::set<std::string, std::less<>> fixed = outer;
   for (std::size_t d = 0;
-       parallelCandidate && !log.callsLibrary && d < vars.size(); ++d) {
+       parallelCandidate && worthIt && !log.callsLibrary && d < vars.size();
+       ++d) {
     if (ranges[d].size() == ir::Expr(1)) {
       fixed.insert(vars[d]);
       continue;

@@ -14,7 +14,8 @@
 /// - an access-to-access edge becomes a copy loop;
 /// - transients are allocated, zero-filled, around the whole body.
 ///
-/// Loop kinds come from map schedules. In a cpu-parallel map that no other
+/// Loop kinds come from map schedules. In a cpu-parallel map of at least
+/// LowerOptions::minParallelIterations iterations that no other
 /// parallel loop encloses and that calls no library routine, the outermost
 /// loop with more than one iteration becomes `parallel` if its iterations are
 /// provably private (private: for every container the body writes, some
@@ -25,11 +26,18 @@
 #include "codegen/lower/loop_ir.h"
 #include "ir/program.h"
 
+#include <cstdint>
+
 namespace weir::codegen {
 
 struct LowerOptions {
   /// Treat sequential maps as cpu-parallel (the proof above still decides).
   bool parallelizeSequentialMaps = false;
+  /// Maps with fewer iterations (all loops together, when the count is
+  /// known) stay serial: waking the thread pool costs microseconds, an
+  /// iteration nanoseconds. Tests lower it to exercise parallel loops on
+  /// small programs.
+  std::int64_t minParallelIterations = 32768;
 };
 
 /// Throws weir::Error listing the problems when the program does not

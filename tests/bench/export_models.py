@@ -142,4 +142,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    # Run as the module `export_models`, so that torch.save records
+    # export_models.BertLayer, which torch_bench.py can import.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import export_models
+    export_models.main()

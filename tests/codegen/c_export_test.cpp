@@ -313,7 +313,9 @@ TEST(CExport, HandWrittenFunctionRuns) {
 }
 
 TEST(CExport, LoweredParallelMapGetsTheOpenMPPragma) {
-  std::string src = exportCpp(lower(matmulWithWcr(8, 8, 8)));
+  LowerOptions options;
+  options.minParallelIterations = 1;
+  std::string src = exportCpp(lower(matmulWithWcr(8, 8, 8), options));
   EXPECT_NE(src.find("#pragma omp parallel for\n  for (int64_t i = 0; i < 8; "
                      "++i) {"),
             std::string::npos)

@@ -98,6 +98,7 @@ TEST_P(BundledModel, PureJitEqualsInterpreterSerialAndParallel) {
   codegen::CompileOptions parallel;
   parallel.threads = 2;
   parallel.lower.parallelizeSequentialMaps = true;
+  parallel.lower.minParallelIterations = 1;
   codegen::Executable exe = codegen::compile(p, parallel);
   EXPECT_NE(exe.loopIR().find("parallel for"), std::string::npos)
       << exe.loopIR();

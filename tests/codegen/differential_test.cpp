@@ -145,8 +145,10 @@ void runCase(const Case &c) {
 
   codegen::CompileOptions options;
   if (c.parallel)
-    options = codegen::CompileOptions{
-        .lower = {.parallelizeSequentialMaps = true}, .threads = 2};
+    options =
+        codegen::CompileOptions{.lower = {.parallelizeSequentialMaps = true,
+                                          .minParallelIterations = 1},
+                                .threads = 2};
   std::optional<codegen::Executable> exe;
   try {
     exe = codegen::compile(program, options);
@@ -541,6 +543,21 @@ TEST(DifferentialTargeted, InputsWrittenInPlaceLeaveTheCallersTensor) {
     EXPECT_EQ(y[k], x[k] * 2.0f + 1.0f) << "k = " << k;
   // A second run sees the same, untouched input.
   EXPECT_FALSE(firstDifference(want, exe.run(inputs)));
+}
+
+// The parallel variants above mean something only if their programs do get
+// parallel loops.
+TEST(DifferentialGenerator, ParallelVariantsGetParallelLoops) {
+  codegen::LowerOptions options;
+  options.parallelizeSequentialMaps = true;
+  options.minParallelIterations = 1;
+  int parallel = 0;
+  for (std::uint64_t seed = 0; seed < 240; seed += 2) {
+    std::string text =
+        codegen::print(codegen::lower(randprog::randomProgram(seed), options));
+    parallel += text.find("parallel for") != std::string::npos;
+  }
+  EXPECT_GE(parallel, 40) << "of 120 programs";
 }
 
 } // namespace
