@@ -1,6 +1,7 @@
 #include "ir/analysis.h"
 
 #include "ir/error.h"
+#include "ir/primitives.h"
 #include "ir/scope.h"
 
 #include <map>
@@ -59,9 +60,16 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
       break;
     case NodeKind::Primitive: {
       const Attributes &attrs = n.primitive().attributes;
-      if (auto it = attrs.find("flops"); it != attrs.end())
+      if (auto it = attrs.find("flops"); it != attrs.end()) {
         if (auto *v = std::get_if<std::int64_t>(&it->second))
           flops = Expr(*v) * scopeExecutions(s, parents, parents[n.id]);
+      } else if (n.primitive().primitive == "gemm") {
+        // 2·M·N·K multiply-adds (alpha and beta scaling are not counted,
+        // as for the library node the gemm came from).
+        GemmCall g = readGemm(n.primitive());
+        flops = Expr(2) * g.m * g.n * g.k *
+                scopeExecutions(s, parents, parents[n.id]);
+      }
       break;
     }
     default:

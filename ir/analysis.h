@@ -13,7 +13,8 @@
 ///   add no bytes.
 /// - A tasklet performs `countOps(code) × executions` operations; a library
 ///   node its `flops` (set by the importer from the operator's formula, 0
-///   when unknown); a primitive its integer attribute "flops" if present.
+///   when unknown); a primitive its integer attribute "flops" if present,
+///   a "gemm" 2·M·N·K.
 
 #include "ir/expr.h"
 #include "ir/program.h"

@@ -16,6 +16,9 @@ int convertCommand(const Args &args);
 int printCommand(const Args &args);
 int validateCommand(const Args &args);
 int runCommand(const Args &args);
+int transformsCommand(const Args &args);
+int matchesCommand(const Args &args);
+int optimizeCommand(const Args &args);
 
 /// Thrown for a malformed command line; main prints usage and exits 2.
 struct UsageError {

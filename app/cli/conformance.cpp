@@ -14,6 +14,7 @@
 #include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
 #include "core/onnx/import.h"
+#include "core/runtime/compare.h"
 #include "core/runtime/tensor_pb.h"
 #include "ir/error.h"
 #include "transforms/expansion/expansion.h"
@@ -40,6 +41,10 @@
 
 namespace weir::cli {
 namespace {
+
+using runtime::Comparison;
+using runtime::compareTensors;
+using runtime::describeMismatch;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

@@ -3,7 +3,6 @@
 /// `weir conformance` (conformance.cpp).
 
 #include "app/cli/commands.h"
-#include "app/cli/compare.h"
 
 namespace weir::cli {
 

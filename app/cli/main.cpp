@@ -65,7 +65,21 @@ commands:
       --timeout S               per-test limit in seconds (default 120)
       --no-fork                 run the tests in this process
 
-MODEL is an ONNX file; FILE is an ONNX file or a Weir program (.json).
+  transforms [--tier T] [--json] the registered transformations by tier
+                                (expansion, fusion, movement, tensorize)
+  matches MODEL|SESSION         every match of every transformation, with
+      --transform ID            whether it applies or why not (--json)
+  optimize MODEL --recipe FILE|auto
+                                apply a recipe (JSON) or the auto recipe;
+                                print each step's time and the change in
+                                FLOPs and bytes moved
+      -o SESSION                save the session (model digest + recipe)
+      --verify                  run before and after on seeded inputs;
+                                exit 1 when outputs differ beyond the
+                                tolerance the steps declare
+      --target cpu              the auto recipe's target
+MODEL is an ONNX file; FILE is an ONNX file or a Weir program (.json);
+SESSION is a .weir file written by optimize -o.
 )";
 
 } // namespace
@@ -82,6 +96,12 @@ int main(int argc, char **argv) {
   try {
     if (command == "inspect")
       return inspectCommand(args);
+    if (command == "transforms")
+      return transformsCommand(args);
+    if (command == "matches")
+      return matchesCommand(args);
+    if (command == "optimize")
+      return optimizeCommand(args);
     if (command == "convert")
       return convertCommand(args);
     if (command == "print")

@@ -4,7 +4,8 @@
 /// and, with --check, with the interpreter.
 
 #include "app/cli/commands.h"
-#include "app/cli/compare.h"
+#include "core/runtime/compare.h"
+#include "core/runtime/random_tensor.h"
 #include "app/cli/load.h"
 #include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
@@ -23,6 +24,9 @@
 
 namespace weir::cli {
 namespace {
+
+using runtime::Comparison;
+using runtime::compareTensors;
 
 struct RunOptions {
   std::string model;
@@ -122,35 +126,6 @@ runtime::Tensor readTensorFile(const std::string &path) {
   return runtime::readTensorPb(path);
 }
 
-/// Seeded inputs in the ranges models expect: floats uniform in [-1, 1),
-/// integers in [0, 10), booleans fair coins.
-runtime::Tensor randomTensor(const ir::Container &c, const ir::Bindings &dims,
-                             std::mt19937_64 &rng) {
-  std::vector<std::int64_t> shape;
-  for (const ir::Expr &d : c.shape) {
-    try {
-      shape.push_back(d.evaluate(dims));
-    } catch (const Error &e) {
-      throw Error("input '" + c.name +
-                  "' has a symbolic shape; give its "
-                  "size with --dim (" +
-                  e.what() + ")");
-    }
-  }
-  runtime::Tensor t(c.dtype, shape);
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 9);
-  for (std::int64_t i = 0; i < t.elementCount(); ++i) {
-    if (ir::isFloat(c.dtype))
-      t.setFromDouble(i, real(rng));
-    else if (c.dtype == ir::DType::Bool)
-      t.setFromDouble(i, small(rng) % 2);
-    else
-      t.setFromDouble(i, small(rng));
-  }
-  return t;
-}
-
 /// The regions that took longest, per run, with their share.
 void printProfile(const std::map<std::string, double> &seconds, int runs) {
   std::vector<std::pair<double, std::string>> rows;
@@ -203,7 +178,7 @@ int runCommand(const Args &args) {
     auto given = o.inputs.find(name);
     inputs[name] = given != o.inputs.end()
                        ? readTensorFile(given->second)
-                       : randomTensor(program.container(name), o.dims, rng);
+                       : runtime::randomTensor(program.container(name), o.dims, rng, "--dim");
   }
   for (const auto &[name, file] : o.inputs)
     if (!program.findContainer(name) ||

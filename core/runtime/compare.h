@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// How the command line judges an output against its expected value (`weir
-/// run --expected`, `weir run --check`, `weir conformance`): dtypes and
-/// shapes must be equal; float elements agree when equal (infinities
-/// included), both NaN, or within `atol + rtol * |expected|`; integer and
-/// bool elements must be equal.
+/// How Weir judges an output against its expected value (`weir run
+/// --expected`, `weir run --check`, `weir conformance`, Workspace::verify):
+/// dtypes and shapes must be equal; float elements agree when equal
+/// (infinities included), both NaN, or within `atol + rtol * |expected|`;
+/// integer and bool elements must be equal.
 
 #include "core/runtime/tensor.h"
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace weir::cli {
+namespace weir::runtime {
 
 /// How an output compares with its expected value.
 struct Comparison {
@@ -97,4 +97,4 @@ inline std::string describeMismatch(const Comparison &c,
          elementIndex(want.shape(), c.worst) + ": " + buf;
 }
 
-} // namespace weir::cli
+} // namespace weir::runtime

@@ -1,0 +1,231 @@
+/// \file
+/// `weir transforms`, `weir matches` and `weir optimize`: the registry, the
+/// matches in a model or session, and applying a recipe (or `auto`) with the
+/// effect of each step.
+#include "app/cli/commands.h"
+#include "core/workspace/auto_recipe.h"
+#include "core/workspace/session.h"
+#include "ir/analysis.h"
+#include "ir/error.h"
+#include "ir/hash.h"
+#include "transforms/registry.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+namespace weir::cli {
+namespace {
+
+using nlohmann::json;
+using transforms::ParamSpec;
+namespace fs = std::filesystem;
+
+json paramValue(const transforms::ParamValue &v) {
+  return std::visit([](const auto &x) { return json(x); }, v);
+}
+
+/// A model, or a session (a file whose JSON says "weir-session").
+std::unique_ptr<workspace::Workspace> openAny(const std::string &path) {
+  if (fs::path(path).extension() == ".weir")
+    return workspace::openSession(path);
+  return workspace::openModel(path);
+}
+
+/// A symbolic total as a number where it is one.
+std::string amount(const ir::Expr &e) {
+  if (auto v = e.asConstant())
+    return std::to_string(*v);
+  return e.str();
+}
+
+std::string delta(const ir::Expr &before, const ir::Expr &after) {
+  auto a = before.asConstant(), b = after.asConstant();
+  if (!a || !b)
+    return amount(before) + " -> " + amount(after);
+  char buf[96];
+  double pct = *a ? 100.0 * double(*b - *a) / double(*a) : 0.0;
+  std::snprintf(buf, sizeof buf, "%+lld (%+.1f%%)", (long long)(*b - *a), pct);
+  return buf;
+}
+
+} // namespace
+
+int transformsCommand(const Args &args) {
+  bool asJson = false;
+  std::optional<transforms::Tier> tier;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json")
+      asJson = true;
+    else if (args[i] == "--tier" && i + 1 < args.size()) {
+      tier = transforms::parseTier(args[++i]);
+      if (!tier)
+        throw UsageError{"--tier must be expansion, fusion, movement or "
+                         "tensorize, not '" + args[i] + "'"};
+    } else
+      throw UsageError{"transforms: unexpected argument '" + args[i] + "'"};
+  }
+  json list = json::array();
+  for (const auto &t : transforms::transformations()) {
+    if (tier && t->tier() != *tier)
+      continue;
+    if (asJson) {
+      json params = json::array();
+      for (const ParamSpec &p : t->params()) {
+        json j = {{"name", p.name},
+                  {"kind", transforms::paramKindName(p.kind)},
+                  {"default", paramValue(p.defaultValue)},
+                  {"description", p.description}};
+        if (p.min)
+          j["min"] = *p.min;
+        if (p.max)
+          j["max"] = *p.max;
+        if (!p.choices.empty())
+          j["choices"] = p.choices;
+        params.push_back(j);
+      }
+      transforms::Exactness e = t->exactness();
+      json entry = {{"id", t->id()},
+                    {"tier", transforms::tierName(t->tier())},
+                    {"summary", t->summary()},
+                    {"description", t->description()},
+                    {"params", params},
+                    {"exact", e.exact}};
+      if (!e.exact)
+        entry["tolerance"] = {{"rtol", e.rtol}, {"atol", e.atol}};
+      list.push_back(entry);
+      continue;
+    }
+    std::printf("%-10s %-18s %s%s\n", std::string(transforms::tierName(t->tier())).c_str(),
+                std::string(t->id()).c_str(), std::string(t->summary()).c_str(),
+                t->exactness().exact ? "" : " [within tolerance]");
+    for (const ParamSpec &p : t->params())
+      std::printf("%30s %s: %s = %s  %s\n", "", p.name.c_str(),
+                  std::string(transforms::paramKindName(p.kind)).c_str(),
+                  transforms::paramValueText(p.defaultValue).c_str(),
+                  p.description.c_str());
+  }
+  if (asJson)
+    std::printf("%s\n", list.dump(2).c_str());
+  return 0;
+}
+
+int matchesCommand(const Args &args) {
+  std::string path, only;
+  bool asJson = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json")
+      asJson = true;
+    else if (args[i] == "--transform" && i + 1 < args.size())
+      only = args[++i];
+    else if (path.empty() && args[i].rfind("--", 0) != 0)
+      path = args[i];
+    else
+      throw UsageError{"matches: unexpected argument '" + args[i] + "'"};
+  }
+  if (path.empty())
+    throw UsageError{"matches: name a model or session"};
+  auto ws = openAny(path);
+  std::vector<std::pair<std::string, std::vector<transforms::Match>>> all;
+  auto start = std::chrono::steady_clock::now();
+  if (!only.empty())
+    all.emplace_back(only, ws->matches(only));
+  else
+    all = ws->allMatches();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  json out = json::array();
+  for (const auto &[id, matches] : all) {
+    for (const transforms::Match &m : matches) {
+      transforms::CheckResult c = ws->check(id, m);
+      if (asJson) {
+        json roles = json::object();
+        for (const auto &[role, node] : m.roles)
+          roles[role] = node;
+        json j = {{"transformation", id}, {"state", m.state},
+                  {"roles", roles}, {"ok", c.ok}};
+        if (!c.ok)
+          j["reason"] = c.reason;
+        out.push_back(j);
+      } else {
+        std::printf("%-18s %-40s %s\n", id.c_str(), m.str().c_str(),
+                    c.ok ? "ok" : ("no: " + c.reason).c_str());
+      }
+    }
+  }
+  if (asJson)
+    std::printf("%s\n", out.dump(2).c_str());
+  else
+    std::printf("(matched in %.1f ms)\n", seconds * 1e3);
+  return 0;
+}
+
+int optimizeCommand(const Args &args) {
+  std::string model, recipe, output, target = "cpu";
+  bool verify = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (a == "--recipe" && i + 1 < args.size())
+      recipe = args[++i];
+    else if ((a == "-o" || a == "--output") && i + 1 < args.size())
+      output = args[++i];
+    else if (a == "--target" && i + 1 < args.size())
+      target = args[++i];
+    else if (a == "--verify")
+      verify = true;
+    else if (model.empty() && a.rfind("-", 0) != 0)
+      model = a;
+    else
+      throw UsageError{"optimize: unexpected argument '" + a + "'"};
+  }
+  if (model.empty() || recipe.empty())
+    throw UsageError{"optimize: usage: weir optimize MODEL --recipe FILE|auto "
+                     "[-o SESSION] [--verify] [--target cpu]"};
+  if (target != "cpu")
+    throw UsageError{"optimize: --target must be cpu (the only backend so far)"};
+  auto ws = openAny(model);
+  std::printf("model        %s (%zu nodes, hash %s)\n", model.c_str(),
+              ws->program().nodeCount(), ir::hashHex(ws->hash()).c_str());
+  int step = 0;
+  auto report = [&](const workspace::Version &before,
+                    const workspace::Version &after) {
+    ir::ProgramAnalysis a = ir::analyze(*before.program),
+                        b = ir::analyze(*after.program);
+    std::printf("step %-3d %-16s %8.1f ms  FLOPs %s  bytes moved %s\n", ++step,
+                after.step->transformation.c_str(), after.seconds * 1e3,
+                delta(a.flops, b.flops).c_str(),
+                delta(a.bytesMoved, b.bytesMoved).c_str());
+  };
+  if (recipe == "auto") {
+    workspace::applyAutoRecipe(*ws, target, report);
+  } else {
+    workspace::Recipe r = workspace::Recipe::load(recipe);
+    std::size_t first = ws->current();
+    ws->replay(r);
+    for (std::size_t i = first + 1; i <= ws->current(); ++i)
+      report(ws->versions()[i - 1], ws->versions()[i]);
+  }
+  ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program),
+                      b = ir::analyze(ws->program());
+  std::printf("total        %d steps; FLOPs %s -> %s, bytes moved %s -> %s; "
+              "hash %s\n",
+              step, amount(a.flops).c_str(), amount(b.flops).c_str(),
+              amount(a.bytesMoved).c_str(), amount(b.bytesMoved).c_str(),
+              ir::hashHex(ws->hash()).c_str());
+  int status = 0;
+  if (verify) {
+    workspace::VerifyReport v = ws->verify();
+    std::printf("verify       %s (%.2f s)\n", v.str().c_str(), v.seconds);
+    status = v.ok ? 0 : 1;
+  }
+  if (!output.empty()) {
+    workspace::saveSession(*ws, output);
+    std::printf("saved        %s\n", output.c_str());
+  }
+  return status;
+}
+
+} // namespace weir::cli

@@ -1,0 +1,29 @@
+#pragma once
+/// \file
+/// The `auto` recipe: steps picked by target, applied to a workspace one by
+/// one so that its history (and recipe) lists exactly what was done. For the
+/// CPU, tiers in order:
+///   1. fold-constants until nothing folds (shape arithmetic, constant
+///      bounds become constants later steps can read);
+///   2. remove-identity everywhere (Identity, inference Dropout);
+///   3. fold-batchnorm everywhere (Conv + BatchNormalization);
+///   4. expand-all (default implementations: BLAS GEMM, im2col Conv).
+/// Fusion and data-movement tiers join as they land.
+
+#include "core/workspace/workspace.h"
+
+#include <functional>
+#include <string>
+
+namespace weir::workspace {
+
+/// Called after each applied step (the CLI prints it).
+using StepListener = std::function<void(const Version &before,
+                                        const Version &after)>;
+
+/// Applies the auto recipe for `target` ("cpu"); returns the steps applied.
+/// Throws weir::Error for an unknown target.
+int applyAutoRecipe(Workspace &ws, const std::string &target,
+                    const StepListener &listener = {});
+
+} // namespace weir::workspace

@@ -1,0 +1,256 @@
+#include "transforms/transformation.h"
+
+#include "ir/error.h"
+#include "ir/validate.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace weir::transforms {
+
+std::string_view tierName(Tier t) {
+  switch (t) {
+  case Tier::Expansion:
+    return "expansion";
+  case Tier::Fusion:
+    return "fusion";
+  case Tier::Movement:
+    return "movement";
+  case Tier::Tensorize:
+    return "tensorize";
+  }
+  return "?";
+}
+
+std::optional<Tier> parseTier(std::string_view name) {
+  for (Tier t : {Tier::Expansion, Tier::Fusion, Tier::Movement,
+                 Tier::Tensorize})
+    if (tierName(t) == name)
+      return t;
+  return std::nullopt;
+}
+
+std::string_view paramKindName(ParamSpec::Kind k) {
+  switch (k) {
+  case ParamSpec::Kind::Bool:
+    return "bool";
+  case ParamSpec::Kind::Int:
+    return "int";
+  case ParamSpec::Kind::Float:
+    return "float";
+  case ParamSpec::Kind::String:
+    return "string";
+  }
+  return "?";
+}
+
+std::string paramValueText(const ParamValue &v) {
+  return std::visit(
+      [](const auto &x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, double>) {
+          std::ostringstream s;
+          s.precision(17);
+          s << x;
+          return s.str();
+        } else
+          return "\"" + x + "\"";
+      },
+      v);
+}
+
+ir::NodeId Match::node(std::string_view role) const {
+  for (const auto &[r, id] : roles)
+    if (r == role)
+      return id;
+  throw Error("match " + str() + " binds no role '" + std::string(role) + "'");
+}
+
+std::string Match::str() const {
+  if (roles.empty())
+    return "program";
+  std::string s = state + ":";
+  for (const auto &[role, id] : roles)
+    s += " " + role + "=%" + std::to_string(id);
+  return s;
+}
+
+std::vector<Match> findMatches(const ir::Program &program,
+                               const Transformation &t) {
+  const Pattern &pattern = t.pattern();
+  if (pattern.empty())
+    return {Match{}};
+  std::vector<Match> out;
+  for (const ir::State &state : program.states) {
+    StateGraph graph(state);
+    for (const std::vector<ir::NodeId> &b :
+         matchPattern(pattern, program, graph)) {
+      Match m{state.name, {}};
+      for (std::size_t k = 0; k < b.size(); ++k)
+        m.roles.emplace_back(pattern.nodes[k].role, b[k]);
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string kindOf(const ParamValue &v) {
+  static const char *kNames[] = {"bool", "int", "float", "string"};
+  return kNames[v.index()];
+}
+
+} // namespace
+
+Params resolveParams(const Transformation &t, const Params &params) {
+  std::vector<ParamSpec> specs = t.params();
+  std::string where = std::string(t.id()) + ": parameter '";
+  for (const auto &[name, value] : params) {
+    bool known = false;
+    for (const ParamSpec &s : specs)
+      known = known || s.name == name;
+    if (!known) {
+      std::string list;
+      for (const ParamSpec &s : specs)
+        list += (list.empty() ? "" : ", ") + s.name;
+      throw Error(where + name + "' is unknown (parameters: " +
+                  (list.empty() ? "none" : list) + ")");
+    }
+  }
+  Params out;
+  for (const ParamSpec &s : specs) {
+    auto it = params.find(s.name);
+    ParamValue v = it == params.end() ? s.defaultValue : it->second;
+    if (s.kind == ParamSpec::Kind::Float && std::holds_alternative<std::int64_t>(v))
+      v = double(std::get<std::int64_t>(v));
+    if (v.index() != std::size_t(s.kind))
+      throw Error(where + s.name + "' must be " +
+                  std::string(paramKindName(s.kind)) + ", got " + kindOf(v) +
+                  " " + paramValueText(v));
+    double number = std::holds_alternative<std::int64_t>(v)
+                        ? double(std::get<std::int64_t>(v))
+                    : std::holds_alternative<double>(v) ? std::get<double>(v)
+                                                        : 0.0;
+    if (std::holds_alternative<double>(v) && !std::isfinite(number))
+      throw Error(where + s.name + "' must be finite");
+    if ((s.min && number < *s.min) || (s.max && number > *s.max)) {
+      std::ostringstream range;
+      range << "[" << (s.min ? std::to_string(*s.min) : "-inf") << ", "
+            << (s.max ? std::to_string(*s.max) : "inf") << "]";
+      throw Error(where + s.name + "' = " + paramValueText(v) +
+                  " is outside " + range.str());
+    }
+    if (s.kind == ParamSpec::Kind::String && !s.choices.empty()) {
+      const std::string &text = std::get<std::string>(v);
+      bool allowed = false;
+      std::string list;
+      for (const std::string &c : s.choices) {
+        allowed = allowed || c == text;
+        list += (list.empty() ? "" : ", ") + c;
+      }
+      if (!allowed)
+        throw Error(where + s.name + "' = \"" + text + "\" is not one of " +
+                    list);
+    }
+    out[s.name] = std::move(v);
+  }
+  return out;
+}
+
+CheckResult checkMatch(const ir::Program &program, const Transformation &t,
+                       const Match &match, const Params &params) {
+  const Pattern &pattern = t.pattern();
+  if (pattern.empty()) {
+    if (!match.roles.empty())
+      return CheckResult::failure(
+          "this transformation applies to the whole program; the match must "
+          "bind no roles");
+  } else {
+    const ir::State *state = nullptr;
+    for (const ir::State &s : program.states)
+      if (s.name == match.state)
+        state = &s;
+    if (!state)
+      return CheckResult::failure("there is no state '" + match.state + "'");
+    std::vector<ir::NodeId> binding;
+    for (std::size_t k = 0; k < pattern.nodes.size(); ++k) {
+      if (k >= match.roles.size() || match.roles[k].first != pattern.nodes[k].role)
+        return CheckResult::failure("the match must bind the roles " + [&] {
+          std::string r;
+          for (const PatternNode &n : pattern.nodes)
+            r += (r.empty() ? "" : ", ") + n.role;
+          return r;
+        }() + " in that order");
+      binding.push_back(match.roles[k].second);
+    }
+    if (match.roles.size() != pattern.nodes.size())
+      return CheckResult::failure("the match binds more roles than the pattern has");
+    StateGraph graph(*state);
+    if (auto why = explainMismatch(pattern, program, graph, binding))
+      return CheckResult::failure(*why, binding);
+  }
+  Params resolved;
+  try {
+    resolved = resolveParams(t, params);
+  } catch (const Error &e) {
+    return CheckResult::failure(e.what());
+  }
+  try {
+    return t.check(program, match, resolved);
+  } catch (const Error &e) {
+    return CheckResult::failure(e.what());
+  }
+}
+
+ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
+                         const Match &match, const Params &params) {
+  CheckResult c = checkMatch(program, t, match, params);
+  if (!c)
+    throw Error(std::string(t.id()) + " at " + match.str() + ": " + c.reason);
+  ApplyResult r = t.apply(program, match, resolveParams(t, params));
+  std::vector<ir::Diagnostic> d = ir::validate(r.program);
+  if (ir::hasErrors(d))
+    throw Error(std::string(t.id()) + " at " + match.str() +
+                " produced an invalid program: " + d.front().str());
+  return r;
+}
+
+IdMap identityIdMap(const ir::Program &program) {
+  IdMap m;
+  for (const ir::State &s : program.states)
+    for (const ir::Node &n : s.nodes)
+      m.emplace(n.id, n.id);
+  return m;
+}
+
+namespace {
+
+template <typename T>
+const T &param(const Params &p, std::string_view name) {
+  auto it = p.find(name);
+  if (it == p.end() || !std::holds_alternative<T>(it->second))
+    throw Error("parameter '" + std::string(name) + "' is missing or mistyped");
+  return std::get<T>(it->second);
+}
+
+} // namespace
+
+std::int64_t intParam(const Params &p, std::string_view name) {
+  return param<std::int64_t>(p, name);
+}
+double floatParam(const Params &p, std::string_view name) {
+  return param<double>(p, name);
+}
+bool boolParam(const Params &p, std::string_view name) {
+  return param<bool>(p, name);
+}
+const std::string &stringParam(const Params &p, std::string_view name) {
+  return param<std::string>(p, name);
+}
+
+} // namespace weir::transforms

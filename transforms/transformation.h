@@ -1,0 +1,158 @@
+#pragma once
+/// \file
+/// The Transformation interface every tier implements (docs/DESIGN.md,
+/// "Transformations"). A transformation is declared once — id, tier,
+/// summary, description, typed parameters, exactness and a pattern — and the
+/// registry, the command line, recipes, Python and the GUI all read that one
+/// declaration.
+///
+/// Programs are values: `apply` takes the program it is given and returns a
+/// new one with an old→new node-id map, so references into the old version
+/// (a selection, a recipe's later steps) still resolve.
+
+#include "ir/program.h"
+#include "transforms/pattern.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace weir::transforms {
+
+/// The four tiers, in the order a recipe usually applies them.
+enum class Tier : std::uint8_t { Expansion, Fusion, Movement, Tensorize };
+std::string_view tierName(Tier t); ///< "expansion", "fusion", ...
+std::optional<Tier> parseTier(std::string_view name);
+
+using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
+/// Parameter values by name; absent names take their defaults.
+using Params = std::map<std::string, ParamValue, std::less<>>;
+
+/// One typed parameter with its default and, for numbers, its range; for
+/// strings an optional list of allowed values.
+struct ParamSpec {
+  enum class Kind : std::uint8_t { Bool, Int, Float, String };
+  std::string name;
+  Kind kind = Kind::Int;
+  ParamValue defaultValue;
+  std::string description;
+  std::optional<double> min, max;
+  std::vector<std::string> choices; ///< String only; empty = any string
+};
+std::string_view paramKindName(ParamSpec::Kind k); ///< "bool", "int", ...
+/// A value as text: `true`, `3`, `0.5`, `"blas"`.
+std::string paramValueText(const ParamValue &v);
+
+/// Whether a transformation keeps results bit for bit, or only within a
+/// tolerance (it reassociates, changes an implementation's summation order
+/// or rounds a folded constant).
+struct Exactness {
+  bool exact = true;
+  double rtol = 0;
+  double atol = 0;
+};
+
+/// A pattern's roles bound to node ids in one state, in the pattern's role
+/// order. A whole-program transformation has one match with no roles.
+/// Matches name nodes by id; ids are assigned deterministically on import
+/// and by transformations, so a recipe's matches replay on a fresh import.
+struct Match {
+  std::string state;
+  std::vector<std::pair<std::string, ir::NodeId>> roles;
+
+  /// The node bound to `role`; throws weir::Error when it is unbound.
+  ir::NodeId node(std::string_view role) const;
+  /// "main: conv=%3 bn=%5", or "program" for a whole-program match.
+  std::string str() const;
+  friend bool operator==(const Match &, const Match &) = default;
+  friend auto operator<=>(const Match &, const Match &) = default;
+};
+
+/// The answer of `check`: ok, or a reason a person can read and the node
+/// ids involved (a viewer highlights them).
+struct CheckResult {
+  bool ok = true;
+  std::string reason;
+  std::vector<ir::NodeId> nodes;
+
+  static CheckResult success() { return {}; }
+  static CheckResult failure(std::string reason,
+                             std::vector<ir::NodeId> nodes = {}) {
+    return {false, std::move(reason), std::move(nodes)};
+  }
+  explicit operator bool() const { return ok; }
+};
+
+/// Old node id → new node id for every node that survives an apply (kept
+/// under the same id or replaced by one that stands for it). Nodes that
+/// disappear are absent.
+using IdMap = std::map<ir::NodeId, ir::NodeId>;
+
+struct ApplyResult {
+  ir::Program program;
+  IdMap idMap;
+};
+
+class Transformation {
+public:
+  virtual ~Transformation() = default;
+
+  virtual std::string_view id() const = 0; ///< kebab-case, e.g. "map-fusion"
+  virtual Tier tier() const = 0;
+  virtual std::string_view summary() const = 0; ///< one line
+  virtual std::string_view description() const = 0;
+  virtual std::vector<ParamSpec> params() const { return {}; }
+  virtual Exactness exactness() const { return {}; }
+  /// The shape of a match. An empty pattern matches once per program.
+  virtual const Pattern &pattern() const = 0;
+
+  /// Preconditions beyond the pattern's. Called only with matches of the
+  /// pattern (or matches a recipe claims are such; `checkMatch` verifies
+  /// that first). Must not throw for a bad program: a failure is a reason.
+  virtual CheckResult check(const ir::Program &program, const Match &match,
+                            const Params &params) const = 0;
+  /// The rewrite. Called only after check() succeeded; may still throw
+  /// weir::Error, which leaves the input untouched (it is const).
+  virtual ApplyResult apply(const ir::Program &program, const Match &match,
+                            const Params &params) const = 0;
+};
+
+/// Every match of `t` in `program`, in deterministic order (states in
+/// order, then the pattern matcher's order), not yet filtered by check().
+std::vector<Match> findMatches(const ir::Program &program,
+                               const Transformation &t);
+
+/// `params` completed with defaults and checked against the declaration:
+/// unknown names, wrong kinds, values out of range or not among the
+/// choices throw weir::Error naming the transformation and parameter. An
+/// int given for a float parameter is converted.
+Params resolveParams(const Transformation &t, const Params &params);
+
+/// check() after verifying that the match fits the pattern in `program`
+/// (the state exists, every role is bound to a node of the right kind
+/// and the pattern's edges are there), and resolving the parameters. The
+/// reason names what is wrong.
+CheckResult checkMatch(const ir::Program &program, const Transformation &t,
+                       const Match &match, const Params &params = {});
+
+/// checkMatch, then apply, then validate; throws weir::Error with
+/// "<id> at <match>: <reason>" when the check fails and when the result is
+/// not a valid program (a faulty transformation or plugin).
+ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
+                         const Match &match, const Params &params = {});
+
+/// The identity id map over every node of `program` (a transformation
+/// starts from it and erases or redirects what it changes).
+IdMap identityIdMap(const ir::Program &program);
+
+/// Typed parameter readers for apply()/check() (after resolveParams).
+std::int64_t intParam(const Params &p, std::string_view name);
+double floatParam(const Params &p, std::string_view name);
+bool boolParam(const Params &p, std::string_view name);
+const std::string &stringParam(const Params &p, std::string_view name);
+
+} // namespace weir::transforms
