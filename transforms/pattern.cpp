@@ -218,13 +218,20 @@ explainMismatch(const Pattern &pattern, const ir::Program &program,
       return "role '" + role.role + "': there is no node %" +
              std::to_string(binding[k]) + " in state '" + graph.state().name +
              "'";
-    if (!pattern.admits(k, program, graph, *n)) {
+    PatternNode bare = role;
+    bare.predicate = nullptr;
+    Pattern shape;
+    shape.nodes.push_back(bare);
+    if (!shape.admits(0, program, graph, *n)) {
       std::string what = std::string(ir::nodeKindName(role.kind));
       if (!role.ops.empty())
         what += " " + role.ops.front() + (role.ops.size() > 1 ? " (or ...)" : "");
       return "role '" + role.role + "': node %" + std::to_string(n->id) +
-             " ('" + n->label + "') is not a suitable " + what;
+             " ('" + n->label + "') is not a " + what;
     }
+    if (!pattern.admits(k, program, graph, *n))
+      return "role '" + role.role + "': node %" + std::to_string(n->id) +
+             " ('" + n->label + "') " + std::string(kPredicateRefused);
     for (std::size_t j = 0; j < k; ++j)
       if (binding[j] == binding[k])
         return "roles '" + pattern.nodes[j].role + "' and '" + role.role +

@@ -91,6 +91,10 @@ std::vector<std::vector<ir::NodeId>>
 matchPattern(const Pattern &pattern, const ir::Program &program,
              const StateGraph &graph);
 
+/// How explainMismatch ends a reason when only a role's predicate refused.
+inline constexpr std::string_view kPredicateRefused =
+    "does not meet the pattern's condition";
+
 /// Whether `binding` (node ids in role order) is a match of the pattern in
 /// the state; otherwise the reason.
 std::optional<std::string> explainMismatch(const Pattern &pattern,

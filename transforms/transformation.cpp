@@ -191,8 +191,23 @@ CheckResult checkMatch(const ir::Program &program, const Transformation &t,
     if (match.roles.size() != pattern.nodes.size())
       return CheckResult::failure("the match binds more roles than the pattern has");
     StateGraph graph(*state);
-    if (auto why = explainMismatch(pattern, program, graph, binding))
+    if (auto why = explainMismatch(pattern, program, graph, binding)) {
+      // A predicate's refusal is better explained by check(), which knows
+      // why (an input that is not constant, ...); the structural reason is
+      // the fallback.
+      CheckResult detailed = CheckResult::success();
+      bool structural = why->find(kPredicateRefused) == std::string::npos;
+      if (!structural) {
+        try {
+          detailed = t.check(program, match, resolveParams(t, params));
+        } catch (const std::exception &) {
+          structural = true;
+        }
+      }
+      if (!structural && !detailed.ok)
+        return detailed;
       return CheckResult::failure(*why, binding);
+    }
   }
   Params resolved;
   try {

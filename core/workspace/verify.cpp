@@ -90,7 +90,10 @@ VerifyReport verifyPrograms(const ir::Program &before, const ir::Program &after,
   auto start = std::chrono::steady_clock::now();
   if (before.inputs != after.inputs || before.outputs != after.outputs)
     throw Error("cannot verify: the programs' inputs or outputs differ");
-  interp::TensorMap inputs = runtime::randomInputs(before, options.seed);
+  ir::Bindings dims = options.dims;
+  for (const std::string &symbol : before.symbols)
+    dims.emplace(symbol, 1);
+  interp::TensorMap inputs = runtime::randomInputs(before, options.seed, dims);
   for (const auto &[name, t] : options.inputs) {
     if (!inputs.count(name))
       throw Error("cannot verify: '" + name + "' is not an input");

@@ -26,6 +26,9 @@ struct VerifyOptions {
   /// given in `inputs`.
   std::uint64_t seed = 0;
   interp::TensorMap inputs;
+  /// Sizes of symbolic dimensions of the random inputs; a symbol not given
+  /// here is 1 (batch size 1).
+  ir::Bindings dims;
   /// Override the declared tolerance.
   std::optional<transforms::Exactness> tolerance;
   int threads = 0; ///< 0 = the number of cores
