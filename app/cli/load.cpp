@@ -1,5 +1,6 @@
 #include "app/cli/load.h"
 
+#include "core/workspace/session.h"
 #include "ir/json.h"
 
 #include <filesystem>
@@ -8,6 +9,11 @@ namespace weir::cli {
 
 Loaded loadAny(const std::string &path) {
   Loaded out;
+  if (std::filesystem::path(path).extension() == ".weir") {
+    // A session: its model with the recipe replayed.
+    out.program = workspace::openSession(path)->program();
+    return out;
+  }
   if (std::filesystem::path(path).extension() == ".json") {
     out.program = ir::loadProgram(path);
     return out;

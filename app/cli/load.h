@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Opening what the user names on the command line: an ONNX model or a
-/// Weir program (JSON with its binary sidecar).
+/// Opening what the user names on the command line: an ONNX model, a Weir
+/// program (JSON with its binary sidecar) or a session.
 
 #include "core/onnx/import.h"
 #include "ir/program.h"
@@ -16,7 +16,8 @@ struct Loaded {
   bool fromOnnx = false;
 };
 
-/// `.json` files are Weir programs; everything else is read as ONNX.
+/// `.json` files are Weir programs, `.weir` files sessions (the model with
+/// its recipe replayed); everything else is read as ONNX.
 Loaded loadAny(const std::string &path);
 
 } // namespace weir::cli
