@@ -60,13 +60,21 @@ public:
     return constant(name, std::move(shape), values, DType::F32);
   }
 
+  /// Starts a new state; later operators go there, reading containers
+  /// through access nodes of their own.
+  GraphBuilder &newState(std::string name) {
+    p.states.emplace_back().name = std::move(name);
+    last_.clear();
+    return *this;
+  }
+
   /// A library node reading {connector, container} pairs and writing
   /// others; returns its id.
   NodeId op(const std::string &type, const std::string &label,
             const std::vector<std::pair<std::string, std::string>> &ins,
             const std::vector<std::pair<std::string, std::string>> &outs,
             Attributes attrs = {}) {
-    State &s = p.states.front();
+    State &s = p.states.back();
     LibraryData data;
     data.op = type;
     data.opsetVersion = 13;
@@ -101,7 +109,7 @@ private:
     auto it = last_.find(c);
     if (it != last_.end())
       return it->second;
-    NodeId a = addAccess(p, p.states.front(), c);
+    NodeId a = addAccess(p, p.states.back(), c);
     last_[c] = a;
     return a;
   }
