@@ -155,6 +155,8 @@ private:
            {"transient", c.transient}};
     if (c.constant)
       j["data"] = writeBlob_(c.constant);
+    if (c.isView())
+      j["view_of"] = c.viewOf;
     return j;
   }
 
@@ -306,6 +308,8 @@ private:
     c.transient = j.at("transient").get<bool>();
     if (j.contains("data"))
       c.constant = readBlob_(j.at("data"));
+    if (j.contains("view_of"))
+      c.viewOf = j.at("view_of").get<std::string>();
     return c;
   }
 

@@ -108,6 +108,8 @@ private:
       out_ << " @" << storageName(c->storage);
     if (c->constant)
       out_ << "  (" << c->constant->size() << " B)";
+    if (c->isView())
+      out_ << "  view of " << c->viewOf;
     out_ << "\n";
   }
 

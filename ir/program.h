@@ -56,10 +56,17 @@ struct Container {
   /// Constant contents (weights), densely packed row-major; null when the
   /// container is not constant.
   Blob constant;
+  /// When not empty, this container is a view: it has no storage of its
+  /// own and holds the elements of container `viewOf` (which is not a view
+  /// itself) in row-major order under its own shape — a reshape that moves
+  /// nothing. Same dtype and element count; both row-major; a view is
+  /// transient, not constant, and only read (validate() checks all this).
+  std::string viewOf;
 
   Expr elementCount() const; ///< product of shape (1 for a scalar)
   Expr byteSize() const;     ///< elementCount() * dtypeSize(dtype)
   bool isConstant() const { return constant != nullptr; }
+  bool isView() const { return !viewOf.empty(); }
 };
 
 /// Row-major strides for a shape.

@@ -171,6 +171,54 @@ private:
       checkArg(a, "input");
     for (const std::string &a : p_.outputs)
       checkArg(a, "output");
+    checkViews();
+  }
+
+  /// Views alias their target's elements: same dtype and count, both
+  /// row-major, one level deep, transient, never constant, never written.
+  void checkViews() {
+    for (const auto &[name, c] : p_.containers) {
+      if (!c.isView())
+        continue;
+      auto fail = [&](const std::string &why) {
+        report(Severity::Error, "", "view '" + name + "' " + why);
+      };
+      const Container *t = p_.findContainer(c.viewOf);
+      if (!t) {
+        fail("is a view of '" + c.viewOf + "', which does not exist");
+        continue;
+      }
+      if (t->isView())
+        fail("is a view of '" + t->name + "', which is itself a view");
+      if (t->dtype != c.dtype)
+        fail("has dtype " + std::string(dtypeName(c.dtype)) + ", its target '" +
+             t->name + "' " + std::string(dtypeName(t->dtype)));
+      auto a = c.elementCount().asConstant(), b = t->elementCount().asConstant();
+      if (a && b ? *a != *b : !(c.elementCount() == t->elementCount()))
+        fail("does not have as many elements as its target '" + t->name + "'");
+      if (c.strides != rowMajorStrides(c.shape) ||
+          t->strides != rowMajorStrides(t->shape))
+        fail("or its target '" + t->name + "' is not row-major");
+      if (!c.transient || c.isConstant())
+        fail("must be a transient without constant data");
+    }
+    for (const State &s : p_.states) {
+      std::map<NodeId, const Node *> byId;
+      for (const Node &n : s.nodes)
+        byId[n.id] = &n;
+      for (const Edge &e : s.edges) {
+        auto it = byId.find(e.dst);
+        if (e.memlet.empty() || it == byId.end() ||
+            it->second->kind != NodeKind::Access)
+          continue;
+        const Container *c = p_.findContainer(it->second->access().container);
+        if (c && c->isView())
+          report(Severity::Error, s.name,
+                 "edge " + std::to_string(e.id) + " writes view '" + c->name +
+                     "'; views are read-only",
+                 {e.dst}, {e.id});
+      }
+    }
   }
 
   void checkState(const State &s) {

@@ -58,6 +58,9 @@ private:
   ir::Expr subst(const ir::Expr &e) const { return e.substitute(subst_); }
   /// A loop variable name unused by enclosing loops, symbols and containers.
   std::string freshLoopVar(const std::string &want);
+  /// The buffer holding a container's elements: its own, or a view's
+  /// target's.
+  const std::string &buffer(const std::string &container) const;
   void noteAccess(const std::string &container,
                   const std::vector<ir::Expr> &index, bool write);
   static std::string localName(NodeId tasklet, const std::string &name) {
@@ -91,8 +94,20 @@ std::string Lowerer::freshLoopVar(const std::string &want) {
   return name;
 }
 
+const std::string &Lowerer::buffer(const std::string &container) const {
+  const ir::Container &c = program_.container(container);
+  return c.isView() ? c.viewOf : container;
+}
+
 void Lowerer::noteAccess(const std::string &container,
                          const std::vector<ir::Expr> &index, bool write) {
+  if (const ir::Container &c = program_.container(container); c.isView()) {
+    // A view's element is its target's element at the same row-major
+    // position: the proof sees the target, indexed by that position (a
+    // rank-1 index, so it never equates it with a full-rank access).
+    noteAccess(c.viewOf, {flatten(container, index)}, write);
+    return;
+  }
   if (write)
     written_.insert(container);
   for (AccessLog *log : logs_)
@@ -233,7 +248,7 @@ void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
       const std::string &name = edge.memlet.container;
       std::vector<ir::Expr> index = pointIndex(n, edge, c.name);
       noteAccess(name, index, false);
-      value = cast(c.dtype, load(program_.container(name).dtype, name,
+      value = cast(c.dtype, load(program_.container(name).dtype, buffer(name),
                                  flatten(name, index)));
     }
     out.push_back(assign(localName(n.id, c.name), value));
@@ -268,8 +283,9 @@ void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
       ValuePtr value =
           cast(target.dtype, local(c.dtype, localName(n.id, c.name)));
       if (e->memlet.wcr)
-        value = combine(*e->memlet.wcr, load(target.dtype, name, flat), value);
-      out.push_back(store(name, flat, value));
+        value = combine(*e->memlet.wcr, load(target.dtype, buffer(name), flat),
+                        value);
+      out.push_back(store(buffer(name), flat, value));
     }
 }
 
@@ -344,11 +360,12 @@ void Lowerer::lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
     noteAccess(from, srcIndex, false);
     noteAccess(to, dstIndex, true);
     ir::Expr dstFlat = flatten(to, dstIndex);
-    ValuePtr value = cast(dstC.dtype, load(program_.container(from).dtype, from,
+    ValuePtr value = cast(dstC.dtype, load(program_.container(from).dtype, buffer(from),
                                            flatten(from, srcIndex)));
     if (e->memlet.wcr)
-      value = combine(*e->memlet.wcr, load(dstC.dtype, to, dstFlat), value);
-    StmtPtr body = store(to, dstFlat, value);
+      value = combine(*e->memlet.wcr, load(dstC.dtype, buffer(to), dstFlat),
+                      value);
+    StmtPtr body = store(buffer(to), dstFlat, value);
     for (std::size_t d = subset.dims.size(); d-- > 0;) {
       const ir::Range &r = subset.dims[d];
       body = forLoop(vars[d], subst(r.begin), subst(r.end), subst(r.step),
@@ -388,7 +405,7 @@ void Lowerer::lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
     for (const ir::Range &r : e.memlet.subset.dims)
       origin.push_back(subst(r.begin));
     noteAccess(name, origin, output);
-    return CallArg::pointer(name, c.dtype, flatten(name, origin));
+    return CallArg::pointer(buffer(name), c.dtype, flatten(name, origin));
   };
   // A library call parallelizes itself: the maps around it stay serial.
   for (AccessLog *log : logs_)
@@ -571,7 +588,7 @@ LoopFunction Lowerer::run() {
       param(name, Role::Constant);
   for (auto it = program_.containers.rbegin(); it != program_.containers.rend();
        ++it)
-    if (!args.count(it->first))
+    if (!args.count(it->first) && !it->second.isView())
       body = allocate(it->first, it->second.dtype, it->second.elementCount(),
                       {body});
   f.body = body;

@@ -164,6 +164,8 @@ Interpreter::Impl::shapeOf(const ir::Container &c) const {
 
 void Interpreter::Impl::allocate(TensorMap inputs) {
   for (const auto &[name, c] : program.containers) {
+    if (c.isView())
+      continue; // below, once its target exists
     bool isInput = std::find(program.inputs.begin(), program.inputs.end(),
                              name) != program.inputs.end();
     // Inputs are copied: the program may write them, the caller's must not
@@ -180,6 +182,10 @@ void Interpreter::Impl::allocate(TensorMap inputs) {
     else
       values.emplace(name, runtime::Tensor(c.dtype, shapeOf(c)));
   }
+  // A view shares its target's storage under its own shape.
+  for (const auto &[name, c] : program.containers)
+    if (c.isView())
+      values.emplace(name, values.at(c.viewOf).reshaped(shapeOf(c)));
   for (const ir::State &s : program.states)
     for (const ir::Node &n : s.nodes)
       if (n.kind == NodeKind::Tasklet)

@@ -35,7 +35,8 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   if (target != "cpu")
     throw Error("the auto recipe knows the target 'cpu', not '" + target + "'");
   int applied = 0;
-  for (const char *id : {"fold-constants", "remove-identity", "fold-batchnorm"})
+  for (const char *id : {"fold-constants", "remove-identity", "fold-batchnorm",
+                         "reshape-to-view"})
     applied += exhaust(ws, id, listener);
   if (ws.check("expand-all")) {
     std::size_t before = ws.current();

@@ -7,7 +7,9 @@
 ///      bounds become constants later steps can read);
 ///   2. remove-identity everywhere (Identity, inference Dropout);
 ///   3. fold-batchnorm everywhere (Conv + BatchNormalization);
-///   4. expand-all (default implementations: BLAS GEMM, im2col Conv).
+///   4. reshape-to-view everywhere (Reshape, Flatten, Squeeze, Unsqueeze
+///      whose output is a plain transient);
+///   5. expand-all (default implementations: BLAS GEMM, im2col Conv).
 /// Fusion and data-movement tiers join as they land.
 
 #include "core/workspace/workspace.h"
