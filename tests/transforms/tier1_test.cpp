@@ -200,6 +200,36 @@ TEST(FoldBatchNorm, NegativeAndSynthetic) {
               HasSubstr("used by more than the BatchNormalization"));
 }
 
+TEST(FoldBatchNorm, MoreNegatives) {
+  // A bias that is not constant.
+  GraphBuilder g = convBn();
+  g.p.containers.at("b").constant = nullptr;
+  g.p.containers.at("b").transient = false;
+  g.p.inputs.push_back("b");
+  EXPECT_THAT(reason(g.p, "fold-batchnorm", matchesOf(g.p, "fold-batchnorm").at(0)),
+              HasSubstr("bias is not an f32 constant"));
+  // A statistic that is not constant.
+  GraphBuilder s = convBn();
+  s.p.containers.at("var").constant = nullptr;
+  s.p.containers.at("var").transient = false;
+  s.p.inputs.push_back("var");
+  EXPECT_THAT(reason(s.p, "fold-batchnorm", matchesOf(s.p, "fold-batchnorm").at(0)),
+              HasSubstr("input_var is not an f32 constant"));
+  // The running statistics are outputs someone reads.
+  GraphBuilder r("convbn_running");
+  r.input("x", {1, 3, 4, 4}).output("y", {1, 2, 4, 4}).transient("mid", {1, 2, 4, 4})
+      .output("rm", {2});
+  r.constantF32("w", {2, 3, 1, 1}, {0.5f, -1, 2, 0.25f, 1, -0.5f});
+  for (const char *n : {"scale", "shift", "mean", "var"})
+    r.constantF32(n, {2}, {0.7f, 0.7f});
+  r.op("Conv", "conv", {{"X", "x"}, {"W", "w"}}, {{"Y", "mid"}});
+  r.op("BatchNormalization", "bn",
+       {{"X", "mid"}, {"scale", "scale"}, {"B", "shift"}, {"mean", "mean"}, {"var", "var"}},
+       {{"Y", "y"}, {"running_mean", "rm"}});
+  EXPECT_THAT(reason(r.p, "fold-batchnorm", matchesOf(r.p, "fold-batchnorm").at(0)),
+              HasSubstr("running_mean output is used"));
+}
+
 // --- remove-identity ---------------------------------------------------------
 
 TEST(RemoveIdentity, InteriorCopyIsExact) {
@@ -256,6 +286,25 @@ TEST(RemoveIdentity, DropoutAndNegative) {
   EXPECT_THAT(reason(passthrough.p, "remove-identity",
                      matchesOf(passthrough.p, "remove-identity").at(0)),
               HasSubstr("the copy is needed"));
+}
+
+TEST(RemoveIdentity, MoreNegatives) {
+  // The copy's output is written again afterwards.
+  GraphBuilder g("identity_twice");
+  g.input("x", {4}).input("z", {4}).transient("t", {4}).transient("u", {4}).output("y", {4});
+  g.op("Relu", "relu", {{"X", "x"}}, {{"Y", "t"}});
+  g.op("Identity", "copy", {{"input", "t"}}, {{"output", "u"}});
+  g.op("Neg", "neg", {{"X", "z"}}, {{"Y", "u"}});
+  g.op("Relu", "relu2", {{"X", "u"}}, {{"Y", "y"}});
+  EXPECT_THAT(reason(g.p, "remove-identity", matchesOf(g.p, "remove-identity").at(0)),
+              HasSubstr("is written 2 times"));
+  // Shapes that differ (a malformed model).
+  GraphBuilder s("identity_shapes");
+  s.input("x", {4}).transient("u", {2, 2}).output("y", {2, 2});
+  s.op("Identity", "copy", {{"input", "x"}}, {{"output", "u"}});
+  s.op("Relu", "relu", {{"X", "u"}}, {{"Y", "y"}});
+  EXPECT_THAT(reason(s.p, "remove-identity", matchesOf(s.p, "remove-identity").at(0)),
+              HasSubstr("differ in dtype or rank"));
 }
 
 // --- fold-constants ----------------------------------------------------------
@@ -422,6 +471,33 @@ TEST(ReshapeToView, Negative) {
   ir::Program viewed = transforms::applyChecked(ok.p, T("reshape-to-view"), ms[0]).program;
   viewed.containers.at("u").viewOf = "nothing";
   EXPECT_TRUE(ir::hasErrors(ir::validate(viewed)));
+}
+
+TEST(Tier1, AutoRecipeIsEquivalentOnEveryBundledModel) {
+  for (const char *name : {"cnn.onnx", "mlp.onnx", "transformer.onnx"}) {
+    ir::Program p = model(name);
+    ir::Program q = p;
+    int steps = 0;
+    for (const char *id : {"fold-constants", "remove-identity", "fold-batchnorm",
+                           "reshape-to-view"})
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (const Match &m : matchesOf(q, id))
+          if (transforms::checkMatch(q, T(id), m)) {
+            q = transforms::applyChecked(q, T(id), m).program;
+            expectValid(q);
+            ++steps;
+            progress = true;
+            break;
+          }
+      }
+    q = transforms::applyChecked(q, T("expand-all"), Match{}).program;
+    workspace::VerifyReport v = workspace::verifyPrograms(p, q, {false, 1e-3, 1e-4},
+                                                          {.seed = 11, .dims = {{"N", 3}}});
+    EXPECT_TRUE(v.ok) << name << ": " << v.str();
+    // The MLP (Gemm, Relu) has nothing for tier 1 but expansion.
+    EXPECT_EQ(steps > 0, std::string(name) != "mlp.onnx") << name;
+  }
 }
 
 // --- the registry and parameters -----------------------------------------------
