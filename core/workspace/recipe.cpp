@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <climits>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -18,9 +21,25 @@ std::string Step::str() const {
 
 json paramsToJson(const transforms::Params &params) {
   json j = json::object();
-  for (const auto &[name, v] : params)
+  for (const auto &[name, v] : params) {
+    if (const double *d = std::get_if<double>(&v); d && !std::isfinite(*d))
+      throw Error("parameter '" + name + "' is " + std::to_string(*d) +
+                  "; a recipe holds finite numbers only");
     std::visit([&](const auto &x) { j[name] = x; }, v);
+  }
   return j;
+}
+
+bool isFormat(const json &doc, const char *format) {
+  return doc.is_object() && doc.contains("format") &&
+         doc["format"].is_string() && doc["format"].get<std::string>() == format;
+}
+
+bool isVersion(const json &doc, std::int64_t version) {
+  return doc.contains("version") && doc["version"].is_number_integer() &&
+         !(doc["version"].is_number_unsigned() &&
+           doc["version"].get<std::uint64_t>() > std::uint64_t(INT64_MAX)) &&
+         doc["version"].get<std::int64_t>() == version;
 }
 
 transforms::Params paramsFromJson(const json &j, const std::string &where) {
@@ -32,6 +51,9 @@ transforms::Params paramsFromJson(const json &j, const std::string &where) {
   for (const auto &[name, v] : j.items()) {
     if (v.is_boolean())
       out[name] = v.get<bool>();
+    else if (v.is_number_unsigned() &&
+             v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+      throw Error(where + ": parameter '" + name + "' is too large");
     else if (v.is_number_integer())
       out[name] = v.get<std::int64_t>();
     else if (v.is_number())
@@ -65,10 +87,9 @@ json Recipe::toJson() const {
 }
 
 Recipe Recipe::fromJson(const json &doc) {
-  if (!doc.is_object() || doc.value("format", "") != "weir-recipe")
+  if (!isFormat(doc, "weir-recipe"))
     throw Error("not a Weir recipe (expected \"format\": \"weir-recipe\")");
-  if (!doc.contains("version") || !doc["version"].is_number_integer() ||
-      doc["version"].get<int>() != 1)
+  if (!isVersion(doc, 1))
     throw Error("recipe version must be 1");
   if (!doc.contains("steps") || !doc["steps"].is_array())
     throw Error("recipe has no \"steps\" array");
@@ -153,10 +174,25 @@ std::string pyValue(const transforms::ParamValue &v) {
           return x ? "True" : "False";
         else if constexpr (std::is_same_v<T, std::string>)
           return pyString(x);
-        else
+        else if constexpr (std::is_same_v<T, double>) {
+          if (std::isnan(x))
+            return "float(\"nan\")";
+          if (std::isinf(x))
+            return x > 0 ? "float(\"inf\")" : "float(\"-inf\")";
+          return json(x).dump();
+        } else
           return json(x).dump();
       },
       v);
+}
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  return true;
 }
 
 } // namespace
@@ -173,8 +209,16 @@ std::string Recipe::asPython(const std::string &modelPath) const {
         s += ", " + pyString(role) + ": " + std::to_string(id);
       s += "}";
     }
+    // Parameter names that are not Python identifiers (a hand-written
+    // recipe) go through a dict, so the script stays valid and inert.
+    std::string odd;
     for (const auto &[name, v] : step.params)
-      s += ", " + name + "=" + pyValue(v);
+      if (isIdentifier(name))
+        s += ", " + name + "=" + pyValue(v);
+      else
+        odd += (odd.empty() ? "" : ", ") + pyString(name) + ": " + pyValue(v);
+    if (!odd.empty())
+      s += ", **{" + odd + "}";
     s += ")\n";
   }
   return s;

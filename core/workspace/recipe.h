@@ -58,8 +58,13 @@ struct Recipe {
   std::string asPython(const std::string &modelPath) const;
 };
 
+/// Throws weir::Error for a non-finite float (JSON cannot hold one).
 nlohmann::json paramsToJson(const transforms::Params &params);
 transforms::Params paramsFromJson(const nlohmann::json &j,
                                   const std::string &where);
+/// Whether `doc` is an object whose "format" is the string `format`, and
+/// whose "version" is the integer `version`.
+bool isFormat(const nlohmann::json &doc, const char *format);
+bool isVersion(const nlohmann::json &doc, std::int64_t version);
 
 } // namespace weir::workspace

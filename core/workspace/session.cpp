@@ -80,6 +80,14 @@ std::string readFile(const fs::path &path, const char *what) {
   return s.str();
 }
 
+std::string digestOf(const fs::path &model, const std::string &session) {
+  try {
+    return sha256File(model);
+  } catch (const Error &e) {
+    throw Error(session + ": " + e.what());
+  }
+}
+
 ir::Program loadModel(const fs::path &path) {
   if (path.extension() == ".json")
     return ir::loadProgram(path);
@@ -90,8 +98,10 @@ ir::Program loadModel(const fs::path &path) {
 
 std::unique_ptr<Workspace> openModel(const fs::path &path) {
   ir::Program p = loadModel(path);
-  return std::make_unique<Workspace>(std::move(p),
-                                     Source{path.string(), sha256File(path)});
+  // Absolute, so a later save resolves it whatever the working folder is.
+  return std::make_unique<Workspace>(
+      std::move(p), Source{fs::absolute(path).lexically_normal().string(),
+                           sha256File(path)});
 }
 
 void saveSession(const Workspace &ws, const fs::path &path,
@@ -131,10 +141,9 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
   } catch (const json::exception &e) {
     throw Error(where + ": not a Weir session (invalid JSON: " + e.what() + ")");
   }
-  if (!doc.is_object() || doc.value("format", "") != "weir-session")
+  if (!isFormat(doc, "weir-session"))
     throw Error(where + ": not a Weir session (no \"format\": \"weir-session\")");
-  if (!doc.contains("version") || !doc["version"].is_number_integer() ||
-      doc["version"].get<int>() != 1)
+  if (!isVersion(doc, 1))
     throw Error(where + ": unsupported session version");
   const json &model = doc.value("model", json::object());
   if (!model.is_object() || !model.value("path", json()).is_string() ||
@@ -154,7 +163,7 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
     problem = "the session names no model";
   else if (!fs::exists(modelPath))
     problem = "model '" + modelPath.string() + "' is missing";
-  else if ((haveSha = sha256File(modelPath)) != wantSha)
+  else if ((haveSha = digestOf(modelPath, where)) != wantSha)
     problem = "model '" + modelPath.string() +
               "' changed since the session was saved (sha256 was " +
               wantSha.substr(0, 12) + "..., is " + haveSha.substr(0, 12) +
@@ -162,9 +171,16 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
   if (!problem.empty()) {
     if (options.useSnapshot && doc.contains("snapshot")) {
       const json &snap = doc["snapshot"];
-      ir::Program p = ir::deserialize(
-          snap.at("program").dump(),
-          unbase64(snap.at("binary").get<std::string>(), where));
+      ir::Program p;
+      try {
+        if (!snap.is_object() || !snap.contains("program") ||
+            !snap.contains("binary") || !snap["binary"].is_string())
+          throw Error("it needs \"program\" and a base64 \"binary\"");
+        p = ir::deserialize(snap["program"].dump(),
+                            unbase64(snap["binary"].get<std::string>(), where));
+      } catch (const std::exception &e) {
+        throw Error(where + ": the snapshot is damaged: " + e.what());
+      }
       if (ir::hashHex(ir::structuralHash(p)) != wantHash)
         throw Error(where + ": the snapshot is damaged (its hash differs)");
       return std::make_unique<Workspace>(std::move(p), Source{});
@@ -180,8 +196,9 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
   } catch (const std::exception &e) {
     throw Error(where + ": " + e.what());
   }
-  auto ws = std::make_unique<Workspace>(loadModel(modelPath),
-                                        Source{modelPath.string(), haveSha});
+  auto ws = std::make_unique<Workspace>(
+      loadModel(modelPath),
+      Source{fs::absolute(modelPath).lexically_normal().string(), haveSha});
   try {
     ws->replay(recipe);
   } catch (const Error &e) {

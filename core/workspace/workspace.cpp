@@ -52,6 +52,9 @@ Version Workspace::derive(const ir::Program &from, const Step &step) const {
     // A faulty transformation (or plugin) must not take the session down.
     throw Error(step.transformation + " at " + step.match.str() +
                 " failed: " + e.what());
+  } catch (...) {
+    throw Error(step.transformation + " at " + step.match.str() +
+                " failed with an exception that is not a std::exception");
   }
   Version v;
   v.exactness = t->exactness();
