@@ -38,6 +38,7 @@ struct RunOptions {
   double rtol = 1e-3, atol = 1e-4;
   std::string saveDir;
   int threads = 0;
+  codegen::cpu::GemmEngine gemm = codegen::cpu::GemmEngine::Auto;
   int repeat = 1;
   bool interpreter = false; ///< run on the reference interpreter only
   bool check = false;       ///< also run the interpreter and compare
@@ -91,6 +92,11 @@ RunOptions parse(const Args &args) {
       o.rtol = parseNumber(value(i), a);
     } else if (a == "--atol") {
       o.atol = parseNumber(value(i), a);
+    } else if (a == "--gemm") {
+      auto e = codegen::cpu::parseGemmEngine(value(i));
+      if (!e)
+        throw UsageError{"run: --gemm takes auto, weir or openblas"};
+      o.gemm = *e;
     } else if (a == "--threads") {
       o.threads = static_cast<int>(parseNumber(value(i), a));
       if (o.threads < 0)
@@ -197,6 +203,7 @@ int runCommand(const Args &args) {
   std::vector<double> times;
   double compileMs = 0;
   int threads = 1;
+  std::string gemmName;
   if (o.interpreter) {
     for (int r = 0; r < o.repeat; ++r) {
       auto start = Clock::now();
@@ -206,12 +213,14 @@ int runCommand(const Args &args) {
   } else {
     codegen::CompileOptions co;
     co.threads = o.threads;
+    co.gemm = o.gemm;
     co.profile = o.profile;
     co.keepLLVMIR = false;
     auto start = Clock::now();
     codegen::Executable exe = codegen::compile(program, co);
     compileMs = msSince(start);
     threads = exe.threads();
+    gemmName = std::string(codegen::cpu::gemmEngineName(exe.gemmEngine()));
     codegen::RunOptions ro;
     ro.symbols = o.dims;
     std::vector<codegen::ProfileEntry> profile;
@@ -283,9 +292,10 @@ int runCommand(const Args &args) {
     std::printf("engine       reference interpreter (%d operators expanded)\n",
                 expanded.expanded);
   } else {
-    std::printf("engine       CPU backend, LLVM JIT, %d thread%s (%d operators "
-                "expanded)\n",
-                threads, threads == 1 ? "" : "s", expanded.expanded);
+    std::printf("engine       CPU backend, LLVM JIT, %d thread%s, gemm on %s "
+                "(%d operators expanded)\n",
+                threads, threads == 1 ? "" : "s", gemmName.c_str(),
+                expanded.expanded);
     std::printf("compile      %.1f ms\n", compileMs);
   }
   if (o.repeat > 1)

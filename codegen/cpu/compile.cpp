@@ -24,6 +24,7 @@ struct Compiled {
   LoopFunction function;
   std::string loopIR;
   std::unique_ptr<cpu::JitModule> module;
+  bool callsSgemm = false;
 };
 
 /// The most recently compiled programs, by structural hash and options.
@@ -79,6 +80,7 @@ struct Executable::Impl {
   /// Transients kept between runs (mutable: a cache, not state).
   mutable cpu::BlockCache blocks;
   double seconds = 0;
+  cpu::GemmEngine gemm = cpu::GemmEngine::OpenBlas;
 };
 
 Executable compile(const ir::Program &program, const CompileOptions &options) {
@@ -88,10 +90,18 @@ Executable compile(const ir::Program &program, const CompileOptions &options) {
   std::string key = cacheKey(program, options);
   if (options.useCache)
     impl->compiled = cache().find(key);
+  impl->gemm = options.gemm;
+  if (impl->gemm == cpu::GemmEngine::Auto)
+    impl->gemm = cpu::sgemmKernelAvailable() ? cpu::GemmEngine::Weir
+                                             : cpu::GemmEngine::OpenBlas;
+  if (impl->gemm == cpu::GemmEngine::Weir && !cpu::sgemmKernelAvailable())
+    throw Error("the Weir gemm engine needs AVX-512F, which this CPU lacks; "
+                "use the openblas engine");
   if (!impl->compiled) {
     auto c = std::make_shared<Compiled>();
     c->function = lower(program, options.lower);
-    if (callsSgemm(*c->function.body))
+    c->callsSgemm = callsSgemm(*c->function.body);
+    if (c->callsSgemm && impl->gemm == cpu::GemmEngine::OpenBlas)
       cpu::openBlas(); // loads it now: a failure is an error here, not later
     c->loopIR = print(c->function);
     c->module = std::make_unique<cpu::JitModule>(c->function, options.profile,
@@ -176,6 +186,9 @@ interp::TensorMap Executable::run(const interp::TensorMap &inputs,
   rt.pool = im.pool.get();
   rt.blocks = &im.blocks;
   rt.profile = seconds.data();
+  rt.weirGemm = im.gemm == cpu::GemmEngine::Weir;
+  if (!rt.weirGemm && im.compiled->callsSgemm)
+    cpu::openBlas(); // a cached compilation made for the other engine
   im.compiled->module->entry()(buffers.data(), values.data(), &rt);
   if (options.profile) {
     options.profile->clear();
@@ -204,5 +217,6 @@ const std::string &Executable::optimizedLLVMIR() const {
 }
 double Executable::compileSeconds() const { return impl_->seconds; }
 int Executable::threads() const { return impl_->pool->threads(); }
+cpu::GemmEngine Executable::gemmEngine() const { return impl_->gemm; }
 
 } // namespace weir::codegen

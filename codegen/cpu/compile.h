@@ -13,6 +13,7 @@
 /// IEEE leaves open. Library calls (the gemm primitive on OpenBLAS) sum in
 /// their own order and agree to rounding.
 
+#include "codegen/cpu/sgemm.h"
 #include "codegen/lower/lower.h"
 #include "core/interp/interpreter.h"
 #include "ir/program.h"
@@ -36,6 +37,10 @@ struct CompileOptions {
   /// Keep the LLVM IR as text for llvmIR() and optimizedLLVMIR() (printing
   /// a large model's IR takes a noticeable part of compiling it).
   bool keepLLVMIR = true;
+  /// What runs gemm primitives: Weir's micro-kernel where the CPU has
+  /// AVX-512 (auto), or OpenBLAS. Chosen per executable at run time; the
+  /// generated code is the same.
+  cpu::GemmEngine gemm = cpu::GemmEngine::Auto;
 };
 
 /// Time spent in one loop nest or library call, labelled with the map or
@@ -70,6 +75,8 @@ public:
   /// Seconds spent lowering, generating and optimizing (0 on a cache hit).
   double compileSeconds() const;
   int threads() const;
+  /// The engine gemm primitives run on (never Auto).
+  cpu::GemmEngine gemmEngine() const;
 
   struct Impl;
 

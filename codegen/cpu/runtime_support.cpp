@@ -4,6 +4,7 @@
 #include "codegen/cpu/runtime_support.h"
 
 #include "codegen/cpu/openblas.h"
+#include "codegen/cpu/sgemm.h"
 #include "core/runtime/tensor.h"
 
 #include <algorithm>
@@ -52,6 +53,12 @@ void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
                 std::int64_t ldb, double beta, float *c, std::int64_t ldc) {
   if (m <= 0 || n <= 0)
     return;
+  if (rt->weirGemm) {
+    sgemm(*rt->pool, transA != 0, transB != 0, m, n, k,
+          static_cast<float>(alpha), a, lda, b, ldb, static_cast<float>(beta),
+          c, ldc);
+    return;
+  }
   // Loaded when the program was compiled (compile.cpp), so this cannot
   // throw here, inside generated code.
   const OpenBlas &blas = openBlas();

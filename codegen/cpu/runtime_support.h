@@ -36,6 +36,9 @@ struct RunContext {
   std::int32_t error = 0;
   /// Seconds per profiled region (when compiled with profiling).
   double *profile = nullptr;
+  /// Gemm primitives run on Weir's micro-kernel (codegen/cpu/sgemm.h)
+  /// rather than OpenBLAS.
+  bool weirGemm = false;
 };
 
 /// Error codes the generated code reports.

@@ -1,0 +1,87 @@
+// Weir's own SGEMM against a double-precision reference: every combination
+// of transposes, alpha and beta (beta = 0 must ignore NaNs in C), edge
+// tiles in M and N, K across block boundaries, leading dimensions larger
+// than the rows, and 1 and 2 threads.
+
+#include "codegen/cpu/sgemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace weir::codegen::cpu {
+namespace {
+
+struct Case {
+  std::int64_t m, n, k;
+};
+
+void check(runtime::ThreadPool &pool, const Case &s, bool ta, bool tb,
+           float alpha, float beta, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::int64_t lda = (ta ? s.m : s.k) + 3, ldb = (tb ? s.k : s.n) + 5,
+               ldc = s.n + 7;
+  std::vector<float> a((ta ? s.k : s.m) * lda), b((tb ? s.n : s.k) * ldb),
+      c(s.m * ldc);
+  for (float &x : a)
+    x = dist(rng);
+  for (float &x : b)
+    x = dist(rng);
+  for (float &x : c)
+    x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+  std::vector<float> c0 = c;
+  sgemm(pool, ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta,
+        c.data(), ldc);
+  for (std::int64_t i = 0; i < s.m; ++i) {
+    for (std::int64_t j = 0; j < s.n; ++j) {
+      double sum = 0;
+      for (std::int64_t p = 0; p < s.k; ++p)
+        sum += double(ta ? a[p * lda + i] : a[i * lda + p]) *
+               double(tb ? b[j * ldb + p] : b[p * ldb + j]);
+      double want = alpha * sum + (beta == 0.0f ? 0.0 : beta * c0[i * ldc + j]);
+      ASSERT_NEAR(c[i * ldc + j], want, 1e-4 * (1 + std::sqrt(double(s.k))))
+          << s.m << "x" << s.n << "x" << s.k << " ta=" << ta << " tb=" << tb
+          << " at " << i << "," << j;
+    }
+    // Padding columns of C are never touched.
+    for (std::int64_t j = s.n; j < ldc; ++j)
+      ASSERT_TRUE(std::isnan(c[i * ldc + j]) == std::isnan(c0[i * ldc + j]) &&
+                  (std::isnan(c0[i * ldc + j]) || c[i * ldc + j] == c0[i * ldc + j]));
+  }
+}
+
+TEST(Sgemm, MatchesReferenceOnEdgesAndBlocks) {
+  if (!sgemmKernelAvailable())
+    GTEST_SKIP() << "this CPU has no AVX-512F; the OpenBLAS engine is used";
+  for (int threads : {1, 2}) {
+    runtime::ThreadPool pool(threads);
+    unsigned seed = 1;
+    for (Case s : {Case{1, 1, 1}, Case{8, 32, 7}, Case{9, 33, 17},
+                   Case{7, 31, 300}, Case{130, 70, 257}, Case{64, 3136, 27},
+                   Case{257, 5, 513}, Case{3, 3100, 12}})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{0.5f, 1.0f},
+                                     std::pair{-2.0f, 0.25f}})
+            check(pool, s, ta, tb, alpha, beta, seed++);
+  }
+}
+
+TEST(Sgemm, DegenerateSizes) {
+  runtime::ThreadPool pool(2);
+  std::vector<float> c = {1, 2, 3, 4};
+  // k = 0: C = beta·C.
+  sgemm(pool, false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.5f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>{0.5f, 1, 1.5f, 2}));
+  sgemm(pool, false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.0f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>{0, 0, 0, 0}));
+  // m = 0 or n = 0: nothing is touched.
+  sgemm(pool, false, false, 0, 2, 3, 1.0f, nullptr, 3, nullptr, 2, 0.0f, nullptr, 2);
+}
+
+} // namespace
+} // namespace weir::codegen::cpu
