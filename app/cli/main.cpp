@@ -42,8 +42,8 @@ commands:
       --impl OP=IMPL            choose an operator's expansion
       --save-outputs DIR        write each output as DIR/NAME.npy
       --threads N               threads for parallel loops (0: all cores)
-      --gemm auto|weir|openblas what runs GEMMs: Weir's AVX-512 micro-kernel
-                                (auto where the CPU has AVX-512) or OpenBLAS
+      --gemm auto|weir|openblas what runs GEMMs: OpenBLAS (auto) or Weir's
+                                own AVX-512 micro-kernel (weir)
       --repeat N                run N times after one warm-up run; print
                                 the median time
       --check                   also run the reference interpreter and

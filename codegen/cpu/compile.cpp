@@ -92,8 +92,7 @@ Executable compile(const ir::Program &program, const CompileOptions &options) {
     impl->compiled = cache().find(key);
   impl->gemm = options.gemm;
   if (impl->gemm == cpu::GemmEngine::Auto)
-    impl->gemm = cpu::sgemmKernelAvailable() ? cpu::GemmEngine::Weir
-                                             : cpu::GemmEngine::OpenBlas;
+    impl->gemm = cpu::GemmEngine::OpenBlas; // see GemmEngine
   if (impl->gemm == cpu::GemmEngine::Weir && !cpu::sgemmKernelAvailable())
     throw Error("the Weir gemm engine needs AVX-512F, which this CPU lacks; "
                 "use the openblas engine");

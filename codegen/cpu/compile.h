@@ -37,8 +37,8 @@ struct CompileOptions {
   /// Keep the LLVM IR as text for llvmIR() and optimizedLLVMIR() (printing
   /// a large model's IR takes a noticeable part of compiling it).
   bool keepLLVMIR = true;
-  /// What runs gemm primitives: Weir's micro-kernel where the CPU has
-  /// AVX-512 (auto), or OpenBLAS. Chosen per executable at run time; the
+  /// What runs gemm primitives: OpenBLAS (auto, openblas) or Weir's
+  /// AVX-512 micro-kernel (weir). Chosen per executable at run time; the
   /// generated code is the same.
   cpu::GemmEngine gemm = cpu::GemmEngine::Auto;
 };

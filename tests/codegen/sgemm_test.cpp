@@ -85,3 +85,51 @@ TEST(Sgemm, DegenerateSizes) {
 
 } // namespace
 } // namespace weir::codegen::cpu
+
+#include "codegen/cpu/compile.h"
+#include "core/interp/interpreter.h"
+#include "expansion/single_op.h"
+#include "transforms/expansion/expansion.h"
+
+namespace weir::codegen::cpu {
+namespace {
+
+// The engine choice reaches the gemm primitive: a MatMul and a Gemm with
+// bias run on each engine and agree with the interpreter.
+TEST(Sgemm, EnginesRunTheGemmPrimitive) {
+  using namespace expansion_testing;
+  ir::Program matmul = single("MatMul", {}, {{"A", "a", {37, 300}}, {"B", "b", {300, 45}}},
+                              {{"Y", "y", {37, 45}}});
+  ir::Program gemm = single("Gemm", {{"transB", std::int64_t(1)}, {"beta", 0.5}},
+                            {{"A", "a", {9, 70}}, {"B", "b", {33, 70}}, {"C", "c", {33}}},
+                            {{"Y", "y", {9, 33}}});
+  for (ir::Program p : {matmul, gemm}) {
+    expansion::expandAll(p);
+    interp::TensorMap in;
+    unsigned seed = 5;
+    for (const std::string &name : p.inputs) {
+      std::vector<std::int64_t> shape;
+      for (const ir::Expr &d : p.container(name).shape)
+        shape.push_back(*d.asConstant());
+      in[name] = random(shape, seed++);
+    }
+    interp::TensorMap want = interp::interpret(p, in);
+    for (GemmEngine e : {GemmEngine::OpenBlas, GemmEngine::Weir}) {
+      if (e == GemmEngine::Weir && !sgemmKernelAvailable())
+        continue;
+      CompileOptions o;
+      o.gemm = e;
+      Executable exe = compile(p, o);
+      EXPECT_EQ(exe.gemmEngine(), e);
+      interp::TensorMap got = exe.run(in);
+      const runtime::Tensor &y = got.at("y"), &w = want.at("y");
+      for (std::int64_t i = 0; i < w.elementCount(); ++i)
+        ASSERT_NEAR(y.getAsDouble(i), w.getAsDouble(i), 1e-4) << gemmEngineName(e);
+    }
+  }
+  EXPECT_EQ(parseGemmEngine("weir"), GemmEngine::Weir);
+  EXPECT_FALSE(parseGemmEngine("mkl").has_value());
+}
+
+} // namespace
+} // namespace weir::codegen::cpu
