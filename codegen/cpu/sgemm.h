@@ -33,7 +33,7 @@ void sgemm(runtime::ThreadPool &pool, bool transA, bool transB,
 
 /// Which routine executes gemm primitives.
 /// Auto is OpenBLAS for now: on this project's 2-core Zen 4 machine the
-/// micro-kernel reaches 0.7–1.0× OpenBLAS's GFLOP/s on one thread but
+/// micro-kernel reaches 0.6–1.3× OpenBLAS's GFLOP/s on one thread but
 /// scales worse to two (weir_gemm_bench), so it is opt-in until it wins.
 enum class GemmEngine : std::uint8_t {
   Auto,     ///< OpenBLAS (see above)
