@@ -6,6 +6,7 @@
 #include "codegen/cpu/compile.h"
 #include "core/onnx/import.h"
 #include "core/workspace/auto_recipe.h"
+#include "core/workspace/session.h"
 #include "core/workspace/workspace.h"
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -17,6 +18,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 #include <random>
 #include <stdexcept>
 
@@ -190,7 +193,8 @@ TEST_F(WorkspaceTest, ObserversHearEveryChange) {
 }
 
 TEST_F(WorkspaceTest, RecipeReplaysToSameHashAndIdenticalLLVMIR) {
-  Workspace a(model("cnn.onnx"));
+  auto opened = openModel(std::string(WEIR_SOURCE_DIR) + "/resources/models/cnn.onnx");
+  Workspace &a = *opened;
   applyAutoRecipe(a, "cpu");
   ASSERT_GE(a.recipe().steps.size(), 3u);
   Recipe saved = Recipe::parse(a.recipe().dump(), "recipe");
@@ -205,6 +209,14 @@ TEST_F(WorkspaceTest, RecipeReplaysToSameHashAndIdenticalLLVMIR) {
   EXPECT_FALSE(irA.empty());
   EXPECT_EQ(irA, irB);
   EXPECT_TRUE(b.verify().ok);
+  // The same through a session file: save, open (re-import and replay).
+  std::filesystem::path file = std::filesystem::temp_directory_path() /
+                               ("weir-replay-" + std::to_string(::getpid()) + ".weir");
+  saveSession(a, file);
+  auto c = openSession(file);
+  std::filesystem::remove(file);
+  EXPECT_EQ(c->hash(), a.hash());
+  EXPECT_EQ(codegen::compile(c->program(), options).llvmIR(), irA);
 }
 
 TEST_F(WorkspaceTest, ReplayIsAllOrNothingAndChecksLabels) {
