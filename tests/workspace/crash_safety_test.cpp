@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "workspace/temp_dir.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -38,29 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-class TempDir {
-public:
-  TempDir() {
-    static std::atomic<unsigned> counter{0};
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("weir-crash-test-" + std::to_string(::getpid()) + "-" +
-             std::to_string(counter++) + "-" + (info ? info->name() : "none"));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const fs::path &path() const { return path_; }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
-
-private:
-  fs::path path_;
-};
+using workspace_testing::TempDir;
 
 std::string readBytes(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);

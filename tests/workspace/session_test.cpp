@@ -14,6 +14,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "workspace/temp_dir.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -40,31 +42,7 @@ std::string bundledModel(const std::string &name) {
   return std::string(WEIR_SOURCE_DIR) + "/resources/models/" + name;
 }
 
-/// A fresh, empty folder, removed with everything in it on destruction.
-class TempDir {
-public:
-  TempDir() {
-    static std::atomic<unsigned> counter{0};
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "weir-session-test-" + std::to_string(::getpid()) +
-                       "-" + std::to_string(counter++) + "-" +
-                       (info ? info->name() : "none");
-    path_ = fs::temp_directory_path() / name;
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const fs::path &path() const { return path_; }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
-
-private:
-  fs::path path_;
-};
+using workspace_testing::TempDir;
 
 std::string readBytes(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
