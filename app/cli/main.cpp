@@ -42,6 +42,7 @@ commands:
       --impl OP=IMPL            choose an operator's expansion
       --save-outputs DIR        write each output as DIR/NAME.npy
       --threads N               threads for parallel loops (0: all cores)
+      --loop-ir FILE            write the loop IR the backend compiled
       --gemm auto|weir|openblas what runs GEMMs: OpenBLAS (auto) or Weir's
                                 own AVX-512 micro-kernel (weir)
       --repeat N                run N times after one warm-up run; print

@@ -5,6 +5,7 @@
 
 #include "app/cli/commands.h"
 #include "core/runtime/compare.h"
+#include "ir/atomic_file.h"
 #include "core/runtime/random_tensor.h"
 #include "app/cli/load.h"
 #include "codegen/cpu/compile.h"
@@ -38,6 +39,7 @@ struct RunOptions {
   double rtol = 1e-3, atol = 1e-4;
   std::string saveDir;
   int threads = 0;
+  std::string loopIRFile; ///< --loop-ir: where to write the loop IR
   codegen::cpu::GemmEngine gemm = codegen::cpu::GemmEngine::Auto;
   int repeat = 1;
   bool interpreter = false; ///< run on the reference interpreter only
@@ -92,6 +94,8 @@ RunOptions parse(const Args &args) {
       o.rtol = parseNumber(value(i), a);
     } else if (a == "--atol") {
       o.atol = parseNumber(value(i), a);
+    } else if (a == "--loop-ir") {
+      o.loopIRFile = value(i);
     } else if (a == "--gemm") {
       auto e = codegen::cpu::parseGemmEngine(value(i));
       if (!e)
@@ -220,6 +224,8 @@ int runCommand(const Args &args) {
     codegen::Executable exe = codegen::compile(program, co);
     compileMs = msSince(start);
     threads = exe.threads();
+    if (!o.loopIRFile.empty())
+      writeFileAtomically(o.loopIRFile, exe.loopIR());
     gemmName = std::string(codegen::cpu::gemmEngineName(exe.gemmEngine()));
     codegen::RunOptions ro;
     ro.symbols = o.dims;

@@ -140,3 +140,11 @@ expect_status(1 "${status}" "optimize bad recipe" "${out}")
 if(NOT out MATCHES "recipe step 1 \\(fold-nothing\\).*unknown transformation 'fold-nothing'")
   message(FATAL_ERROR "optimize: unexpected error for a bad recipe\n${out}")
 endif()
+
+# run --loop-ir writes the loop IR the backend compiled.
+run_weir(out status run ${cnn} --loop-ir ${WORK_DIR}/cnn.loop)
+expect_status(0 "${status}" "run --loop-ir" "${out}")
+file(READ ${WORK_DIR}/cnn.loop loop)
+if(NOT loop MATCHES "for i1 in 0:16 \\{  # relu1.map")
+  message(FATAL_ERROR "run --loop-ir: unexpected loop IR\n${loop}")
+endif()
