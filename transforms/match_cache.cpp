@@ -158,10 +158,18 @@ std::uint64_t stateFingerprint(const ir::Program &program,
   return h.value();
 }
 
-std::vector<Match> MatchCache::matchWith(
-    const ir::Program &program, const Transformation &t,
-    const std::vector<std::uint64_t> &prints,
-    std::vector<std::vector<std::shared_ptr<const void>>> &keeps) {
+MatchCache::Prints MatchCache::fingerprints(const ir::Program &program) {
+  Prints p;
+  p.keeps.resize(program.states.size());
+  for (std::size_t i = 0; i < program.states.size(); ++i)
+    p.values.push_back(
+        stateFingerprint(program, program.states[i], &p.keeps[i]));
+  return p;
+}
+
+std::vector<Match> MatchCache::matchWith(const ir::Program &program,
+                                         const Transformation &t,
+                                         const Prints &prints) {
   const Pattern &pattern = t.pattern();
   if (pattern.empty())
     return {Match{}};
@@ -172,20 +180,13 @@ std::vector<Match> MatchCache::matchWith(
     const ir::State &state = program.states[i];
     auto it = byState.find(state.name);
     Entry entry;
-    if (it != byState.end() && it->second.fingerprint == prints[i]) {
+    if (it != byState.end() && it->second.fingerprint == prints.values[i]) {
       entry = std::move(it->second);
       ++stats_.statesReused;
     } else {
-      entry.fingerprint = prints[i];
-      entry.keep = keeps[i];
-      StateGraph graph(state);
-      for (const std::vector<ir::NodeId> &b :
-           matchPattern(pattern, program, graph)) {
-        Match m{state.name, {}};
-        for (std::size_t k = 0; k < b.size(); ++k)
-          m.roles.emplace_back(pattern.nodes[k].role, b[k]);
-        entry.matches.push_back(std::move(m));
-      }
+      entry.fingerprint = prints.values[i];
+      entry.keep = prints.keeps[i];
+      entry.matches = matchesInState(program, pattern, state);
       ++stats_.statesMatched;
     }
     out.insert(out.end(), entry.matches.begin(), entry.matches.end());
@@ -197,24 +198,15 @@ std::vector<Match> MatchCache::matchWith(
 
 std::vector<Match> MatchCache::matches(const ir::Program &program,
                                        const Transformation &t) {
-  std::vector<std::uint64_t> prints;
-  std::vector<std::vector<std::shared_ptr<const void>>> keeps(
-      program.states.size());
-  for (std::size_t i = 0; i < program.states.size(); ++i)
-    prints.push_back(stateFingerprint(program, program.states[i], &keeps[i]));
-  return matchWith(program, t, prints, keeps);
+  return matchWith(program, t, fingerprints(program));
 }
 
 std::vector<std::pair<std::string, std::vector<Match>>>
 MatchCache::allMatches(const ir::Program &program) {
-  std::vector<std::uint64_t> prints;
-  std::vector<std::vector<std::shared_ptr<const void>>> keeps(
-      program.states.size());
-  for (std::size_t i = 0; i < program.states.size(); ++i)
-    prints.push_back(stateFingerprint(program, program.states[i], &keeps[i]));
+  Prints prints = fingerprints(program);
   std::vector<std::pair<std::string, std::vector<Match>>> out;
   for (const auto &t : transformations())
-    out.emplace_back(std::string(t->id()), matchWith(program, *t, prints, keeps));
+    out.emplace_back(std::string(t->id()), matchWith(program, *t, prints));
   return out;
 }
 

@@ -48,10 +48,14 @@ private:
     std::vector<Match> matches;
     std::vector<std::shared_ptr<const void>> keep;
   };
+  /// Each state's fingerprint and the blobs it must keep alive.
+  struct Prints {
+    std::vector<std::uint64_t> values;
+    std::vector<std::vector<std::shared_ptr<const void>>> keeps;
+  };
+  static Prints fingerprints(const ir::Program &program);
   std::vector<Match> matchWith(const ir::Program &program,
-                               const Transformation &t,
-                               const std::vector<std::uint64_t> &prints,
-                               std::vector<std::vector<std::shared_ptr<const void>>> &keeps);
+                               const Transformation &t, const Prints &prints);
   /// transformation id -> state name -> entry
   std::map<std::string, std::map<std::string, Entry>, std::less<>> entries_;
   Stats stats_;

@@ -79,6 +79,21 @@ std::string Match::str() const {
   return s;
 }
 
+std::vector<Match> matchesInState(const ir::Program &program,
+                                  const Pattern &pattern,
+                                  const ir::State &state) {
+  std::vector<Match> out;
+  StateGraph graph(state);
+  for (const std::vector<ir::NodeId> &b :
+       matchPattern(pattern, program, graph)) {
+    Match m{state.name, {}};
+    for (std::size_t k = 0; k < b.size(); ++k)
+      m.roles.emplace_back(pattern.nodes[k].role, b[k]);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 std::vector<Match> findMatches(const ir::Program &program,
                                const Transformation &t) {
   const Pattern &pattern = t.pattern();
@@ -86,14 +101,8 @@ std::vector<Match> findMatches(const ir::Program &program,
     return {Match{}};
   std::vector<Match> out;
   for (const ir::State &state : program.states) {
-    StateGraph graph(state);
-    for (const std::vector<ir::NodeId> &b :
-         matchPattern(pattern, program, graph)) {
-      Match m{state.name, {}};
-      for (std::size_t k = 0; k < b.size(); ++k)
-        m.roles.emplace_back(pattern.nodes[k].role, b[k]);
-      out.push_back(std::move(m));
-    }
+    std::vector<Match> here = matchesInState(program, pattern, state);
+    out.insert(out.end(), here.begin(), here.end());
   }
   return out;
 }

@@ -125,6 +125,10 @@ public:
 /// order, then the pattern matcher's order), not yet filtered by check().
 std::vector<Match> findMatches(const ir::Program &program,
                                const Transformation &t);
+/// The matches of a non-empty pattern in one state, as Matches.
+std::vector<Match> matchesInState(const ir::Program &program,
+                                  const Pattern &pattern,
+                                  const ir::State &state);
 
 /// `params` completed with defaults and checked against the declaration:
 /// unknown names, wrong kinds, values out of range or not among the
