@@ -3,13 +3,42 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/conformance.h"
+#include "app/cli/plugins.h"
 #include "ir/error.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <exception>
 #include <string>
 
 namespace {
+
+struct PluginOptions {
+  std::vector<std::string> folders; ///< --plugins DIR, in order
+  bool discover = true;             ///< false with --no-plugins
+  bool enabled = true;
+};
+
+/// Takes the global plugin options out of `args`.
+PluginOptions takePluginOptions(weir::cli::Args &args) {
+  PluginOptions o;
+  weir::cli::Args rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--plugins") {
+      if (i + 1 == args.size())
+        throw weir::cli::UsageError{"--plugins needs a folder"};
+      o.folders.push_back(args[++i]);
+    } else if (args[i] == "--no-plugins") {
+      o.discover = false;
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  o.enabled = o.discover || !o.folders.empty();
+  args = std::move(rest);
+  return o;
+}
 
 /// Error messages are printed on one line, whatever the library said.
 std::string oneLine(std::string s) {
@@ -81,6 +110,12 @@ commands:
                                 exit 1 when outputs differ beyond the
                                 tolerance the steps declare
       --target cpu              the auto recipe's target
+
+plugin options (any command):
+  --plugins DIR                 also load the Python plugin transformations
+                                in DIR (repeatable)
+  --no-plugins                  load no plugins from Weir's plugins/ folder,
+                                $WEIR_PLUGIN_PATH or ~/.local/share/weir/plugins
 MODEL is an ONNX file; FILE is an ONNX file or a Weir program (.json);
 SESSION is a .weir file written by optimize -o.
 )";
@@ -97,6 +132,18 @@ int main(int argc, char **argv) {
   std::string command = argv[1];
   Args args(argv + 2, argv + argc);
   try {
+    PluginOptions plugins = takePluginOptions(args);
+    // Commands that list or apply transformations (or open a session, whose
+    // recipe may name a plugin) see the plugin transformations too.
+    std::optional<PluginHost> host;
+    bool session = std::any_of(args.begin(), args.end(), [](const std::string &a) {
+      return a.size() > 5 && a.ends_with(".weir");
+    });
+    if (plugins.enabled &&
+        (!plugins.folders.empty() || command == "transforms" ||
+         command == "matches" || command == "optimize" ||
+         (command == "run" && session)))
+      host.emplace(plugins.folders, plugins.discover);
     if (command == "inspect")
       return inspectCommand(args);
     if (command == "transforms")

@@ -210,6 +210,23 @@ Tensor::Tensor(ir::DType dtype, std::vector<std::int64_t> shape)
   owner_ = std::move(buffer);
 }
 
+Tensor Tensor::wrap(ir::DType dtype, std::vector<std::int64_t> shape,
+                    std::shared_ptr<const void> owner, const std::byte *data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.count_ = checkedCount(dtype, shape);
+  t.shape_ = std::move(shape);
+  if (reinterpret_cast<std::uintptr_t>(data) % ir::dtypeSize(dtype) != 0)
+    throw Error("tensor " + t.describe() + " to wrap is not aligned to its " +
+                std::to_string(ir::dtypeSize(dtype)) + "-byte elements");
+  t.readOnly_ = true;
+  // The const_cast is safe: readOnly_ keeps mutableData() from handing the
+  // pointer out for writing.
+  t.data_ = const_cast<std::byte *>(data);
+  t.owner_ = std::move(owner);
+  return t;
+}
+
 Tensor Tensor::fromBlob(ir::DType dtype, std::vector<std::int64_t> shape,
                         ir::Blob blob) {
   Tensor t;

@@ -43,6 +43,13 @@ public:
   static Tensor fromBlob(ir::DType dtype, std::vector<std::int64_t> shape,
                          ir::Blob blob);
 
+  /// Wraps memory someone else owns (a numpy array, say) without copying;
+  /// read-only. `owner` keeps the memory alive as long as any copy of the
+  /// tensor. Throws weir::Error when `data` is not aligned to the element
+  /// size.
+  static Tensor wrap(ir::DType dtype, std::vector<std::int64_t> shape,
+                     std::shared_ptr<const void> owner, const std::byte *data);
+
   ir::DType dtype() const { return dtype_; }
   const std::vector<std::int64_t> &shape() const { return shape_; }
   std::size_t rank() const { return shape_.size(); }

@@ -5,6 +5,8 @@
 
 #include "transforms/expansion/elementwise.h"
 
+#include "ir/error.h"
+
 #include <cmath>
 
 namespace weir::expansion::elementwise {
@@ -143,6 +145,25 @@ const ExpansionRegistrar kSigmoid{
     {"Sigmoid", "pure", "y = sigmoid(x)", floatFn("sigmoid")}, true};
 const ExpansionRegistrar kErf{{"Erf", "pure", "y = erf(x)", floatFn("erf")},
                               true};
+// Gelu (ONNX opset 20), written in the order PyTorch's exported Erf
+// subgraph computes it — x / sqrt(2), erf, + 1, times x, times 0.5 — so
+// fusing that subgraph into one Gelu keeps the same f32 roundings.
+const ExpansionRegistrar kGelu{
+    {"Gelu", "pure", "y = x * (erf(x / sqrt(2)) + 1) * 0.5 (approximate=tanh: "
+                     "0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))))",
+     floatOp([](ExpansionContext &ctx) {
+       std::string approximate = ctx.stringAttr("approximate", "none");
+       if (approximate == "tanh")
+         return "y = 0.5 * x * (1.0 + tanh(" +
+                floatLiteral(ctx, 0.7978845608028654) + " * (x + " +
+                floatLiteral(ctx, 0.044715) + " * x * x * x)))";
+       if (approximate != "none")
+         throw weir::Error("Gelu: approximate must be \"none\" or \"tanh\", not \"" +
+                     approximate + "\"");
+       return "y = x * (erf(x / " + floatLiteral(ctx, 1.4142135623730951) +
+              ") + 1.0) * 0.5";
+     })},
+    true};
 const ExpansionRegistrar kReciprocal{
     {"Reciprocal", "pure", "y = 1 / x",
      floatOp([](auto &) { return "y = 1.0 / x"; })},

@@ -1,0 +1,58 @@
+/// \file
+/// See plugins.h. The package is found in the build tree's python/ folder
+/// when this binary runs from a build, else where `cmake --install` put it;
+/// PYTHONPATH still comes first.
+
+#include "app/cli/plugins.h"
+
+#include "ir/error.h"
+
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace weir::cli {
+
+struct PluginHost::Impl {
+  /// No Python signal handlers: Ctrl+C stops the command as before.
+  py::scoped_interpreter interpreter{false};
+};
+
+PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover)
+    : impl_(std::make_unique<Impl>()) {
+  try {
+    py::module_ sys = py::module_::import("sys");
+    for (const char *dir : {WEIR_PYTHON_INSTALL_DIR, WEIR_PYTHON_BUILD_DIR})
+      if (std::filesystem::exists(std::filesystem::path(dir) / "weir"))
+        sys.attr("path").attr("insert")(0, dir);
+    // Failed plugin files are printed below, on one line each.
+    py::module_::import("warnings")
+        .attr("filterwarnings")("ignore", "message"_a = "weir: plugin not loaded");
+    if (!discover)
+      py::module_::import("os").attr("environ")["WEIR_NO_PLUGINS"] = "1";
+    py::module_ weir = py::module_::import("weir");
+    if (!folders.empty())
+      weir.attr("load_plugins")(folders);
+    for (py::handle e : weir.attr("plugin_errors")())
+      std::fprintf(stderr, "weir: plugin not loaded: %s\n",
+                   e.cast<py::tuple>()[1].cast<std::string>().c_str());
+  } catch (py::error_already_set &e) {
+    throw Error(std::string("cannot load Python plugins: ") + e.what());
+  }
+}
+
+PluginHost::~PluginHost() {
+  try {
+    py::module_::import("weir._weir").attr("_unregister_plugins")();
+  } catch (...) {
+    // Already gone; the interpreter's exit handler does the same.
+  }
+}
+
+} // namespace weir::cli
