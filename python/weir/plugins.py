@@ -98,7 +98,10 @@ def transformation(*, id, tier, summary, params=(), exact=True, rtol=0.0,
         pattern = getattr(cls, "pattern", None) or Pattern()
         if not isinstance(pattern, Pattern):
             raise TypeError(f"plugin {id!r}: pattern must be a weir.Pattern")
-        source = inspect.getsourcefile(cls) or "<unknown>"
+        try:
+            source = inspect.getsourcefile(cls) or "<unknown>"
+        except TypeError:  # defined in exec'd code or an interactive prompt
+            source = "<unknown>"
         declaration = {
             "id": id, "tier": tier, "summary": summary,
             "description": inspect.cleandoc(cls.__doc__ or summary),
