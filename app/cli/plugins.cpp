@@ -1,7 +1,7 @@
 /// \file
-/// See plugins.h. The package is found in the build tree's python/ folder
-/// when this binary runs from a build, else where `cmake --install` put it;
-/// PYTHONPATH still comes first.
+/// See plugins.h. The package is found next to an installed binary
+/// (<prefix>/bin/weir → <prefix>/lib/python3.11/site-packages), else in the
+/// build tree's python/ folder; PYTHONPATH still comes first.
 
 #include "app/cli/plugins.h"
 
@@ -28,9 +28,16 @@ PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover)
     : impl_(std::make_unique<Impl>()) {
   try {
     py::module_ sys = py::module_::import("sys");
-    for (const char *dir : {WEIR_PYTHON_INSTALL_DIR, WEIR_PYTHON_BUILD_DIR})
-      if (std::filesystem::exists(std::filesystem::path(dir) / "weir"))
-        sys.attr("path").attr("insert")(0, dir);
+    // Installed: <prefix>/bin/weir and <prefix>/<python dir>/weir; else the
+    // build tree. Appended, so PYTHONPATH still wins.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    fs::path installed = exe.parent_path().parent_path() / WEIR_PYTHON_INSTALL_DIR;
+    fs::path dir = !ec && fs::exists(installed / "weir" / "__init__.py")
+                       ? installed
+                       : fs::path(WEIR_PYTHON_BUILD_DIR);
+    sys.attr("path").attr("append")(dir.string());
     // Failed plugin files are printed below, on one line each.
     py::module_::import("warnings")
         .attr("filterwarnings")("ignore", "message"_a = "weir: plugin not loaded");
