@@ -19,13 +19,10 @@ using namespace pybind11::literals;
 
 namespace weir::cli {
 
-struct PluginHost::Impl {
-  /// No Python signal handlers: Ctrl+C stops the command as before.
-  py::scoped_interpreter interpreter{false};
-};
-
-PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover)
-    : impl_(std::make_unique<Impl>()) {
+PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover) {
+  // No Python signal handlers: Ctrl+C stops the command as before.
+  if (!Py_IsInitialized())
+    py::initialize_interpreter(false);
   try {
     py::module_ sys = py::module_::import("sys");
     // Installed: <prefix>/bin/weir and <prefix>/<python dir>/weir; else the
@@ -54,11 +51,18 @@ PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover)
   }
 }
 
+// The interpreter is not finalized: that would only free memory the process
+// is about to give back (and report what Python and pybind11 keep on
+// purpose as leaks under LeakSanitizer). The plugins leave the registry, and
+// what they printed is flushed.
 PluginHost::~PluginHost() {
   try {
     py::module_::import("weir._weir").attr("_unregister_plugins")();
+    py::module_ sys = py::module_::import("sys");
+    sys.attr("stdout").attr("flush")();
+    sys.attr("stderr").attr("flush")();
   } catch (...) {
-    // Already gone; the interpreter's exit handler does the same.
+    // Nothing left to release.
   }
 }
 

@@ -7,7 +7,6 @@
 /// loads the folders given with --plugins. Their transformations land in
 /// the registry the commands read.
 
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,14 +19,11 @@ public:
   /// skipped. Throws weir::Error when Python or the weir package cannot be
   /// started.
   PluginHost(const std::vector<std::string> &folders, bool discover);
-  /// Unregisters the plugins and stops the interpreter.
+  /// Unregisters the plugins and flushes what they printed; the
+  /// interpreter stays until the process ends.
   ~PluginHost();
   PluginHost(const PluginHost &) = delete;
   PluginHost &operator=(const PluginHost &) = delete;
-
-private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
 };
 
 } // namespace weir::cli

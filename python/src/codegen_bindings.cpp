@@ -74,17 +74,23 @@ void defineCodegen(py::module_ &m) {
           "casting). Outputs are arrays over Weir's own buffers.")
       .def_property_readonly("program", [](const PyExecutable &x) { return x.program; },
                              "The program as compiled (every operator expanded).")
-      .def_property_readonly("loop_ir",
-                             [](const PyExecutable &x) { return x.exe.loopIR(); })
-      .def_property_readonly("llvm_ir",
-                             [](const PyExecutable &x) { return x.exe.llvmIR(); })
-      .def_property_readonly("optimized_llvm_ir", [](const PyExecutable &x) {
-        return x.exe.optimizedLLVMIR();
-      })
-      .def_property_readonly("compile_seconds",
-                             [](const PyExecutable &x) { return x.exe.compileSeconds(); })
-      .def_property_readonly("threads",
-                             [](const PyExecutable &x) { return x.exe.threads(); })
+      .def_property_readonly(
+          "loop_ir", [](const PyExecutable &x) { return x.exe.loopIR(); },
+          "The loop IR the backend compiled, printed.")
+      .def_property_readonly(
+          "llvm_ir", [](const PyExecutable &x) { return x.exe.llvmIR(); },
+          "The LLVM IR as generated.")
+      .def_property_readonly(
+          "optimized_llvm_ir",
+          [](const PyExecutable &x) { return x.exe.optimizedLLVMIR(); },
+          "The LLVM IR after the -O3 pipeline.")
+      .def_property_readonly(
+          "compile_seconds",
+          [](const PyExecutable &x) { return x.exe.compileSeconds(); },
+          "Time spent lowering and compiling (0 on a cache hit).")
+      .def_property_readonly(
+          "threads", [](const PyExecutable &x) { return x.exe.threads(); },
+          "Threads parallel loops run on.")
       .def(
           "cpp",
           [](const PyExecutable &x) {

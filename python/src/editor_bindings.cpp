@@ -91,7 +91,7 @@ void defineEditor(py::module_ &m) {
               out.push_back(*x);
             return out;
           },
-          py::arg("state"), py::arg("id"))
+          py::arg("state"), py::arg("id"), "Edges into the node (copies).")
       .def(
           "out_edges",
           [](E &e, const std::string &s, ir::NodeId id) {
@@ -100,7 +100,7 @@ void defineEditor(py::module_ &m) {
               out.push_back(*x);
             return out;
           },
-          py::arg("state"), py::arg("id"))
+          py::arg("state"), py::arg("id"), "Edges out of the node (copies).")
       .def(
           "container",
           [](const E &e, const std::string &name) { return e.program().container(name); },
@@ -183,21 +183,24 @@ void defineEditor(py::module_ &m) {
           "ordering edge); connectors are '' at access nodes.")
       .def("remove_node", &E::removeNode, py::arg("state"), py::arg("id"),
            "Removes a node and its edges.")
-      .def("remove_edge", &E::removeEdge, py::arg("state"), py::arg("id"))
+      .def("remove_edge", &E::removeEdge, py::arg("state"), py::arg("id"),
+           "Removes one edge by its id.")
       .def("replace", &E::replace, py::arg("state"), py::arg("old"),
            py::arg("replacement"),
            "Replaces a subgraph: removes the `old` nodes and records that "
            "`replacement` stands for them (selections and later recipe "
            "steps follow).")
       .def("set_label", &E::setLabel, py::arg("state"), py::arg("id"),
-           py::arg("label"))
+           py::arg("label"), "Renames a node (labels are for people).")
       .def(
           "set_attribute",
           [](E &e, const std::string &s, ir::NodeId id, const std::string &name,
              const py::object &value) {
             e.setAttribute(s, id, name, toAttribute(value, "attribute '" + name + "'"));
           },
-          py::arg("state"), py::arg("id"), py::arg("name"), py::arg("value"))
+          py::arg("state"), py::arg("id"), py::arg("name"), py::arg("value"),
+          "Sets an attribute of a library node or primitive (int, float, str "
+          "or a list of one of them).")
       .def(
           "set_map",
           [](E &e, const std::string &s, ir::NodeId id,

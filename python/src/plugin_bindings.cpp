@@ -141,7 +141,8 @@ void definePlugins(py::module_ &m) {
           return false;
         return transforms::unregisterTransformation(id);
       },
-      py::arg("id"));
+      py::arg("id"),
+      "Removes one plugin transformation; False when there is none.");
   m.def("_unregister_plugins", &unregisterPlugins,
         "Removes every plugin (the package calls it at exit, before the "
         "interpreter that runs them goes away).");

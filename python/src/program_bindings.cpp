@@ -42,7 +42,7 @@ py::list connectors(const std::vector<ir::Connector> &v) {
 void defineContainer(py::module_ &m) {
   py::class_<ir::Container>(m, "Container",
                             "A named array (or scalar) of the program.")
-      .def_readonly("name", &ir::Container::name)
+      .def_readonly("name", &ir::Container::name, "The container's name.")
       .def_property_readonly(
           "dtype",
           [](const ir::Container &c) { return std::string(ir::dtypeName(c.dtype)); },
@@ -53,18 +53,23 @@ void defineContainer(py::module_ &m) {
       .def_property_readonly(
           "strides", [](const ir::Container &c) { return exprList(c.strides); },
           "Element strides.")
-      .def_property_readonly("storage",
-                             [](const ir::Container &c) {
-                               return std::string(ir::storageName(c.storage));
-                             })
+      .def_property_readonly(
+          "storage",
+          [](const ir::Container &c) { return std::string(ir::storageName(c.storage)); },
+          "'host', 'register', 'gpu-global', ...")
       .def_readonly("transient", &ir::Container::transient,
                     "True for program-internal data; False for arguments.")
-      .def_property_readonly("is_constant", &ir::Container::isConstant)
-      .def_property_readonly("view_of", [](const ir::Container &c) {
-        return c.isView() ? py::object(py::str(c.viewOf)) : py::object(py::none());
-      })
+      .def_property_readonly("is_constant", &ir::Container::isConstant,
+                             "True when the program holds its data (weights).")
       .def_property_readonly(
-          "nbytes", [](const ir::Container &c) { return exprValue(c.byteSize()); })
+          "view_of",
+          [](const ir::Container &c) {
+            return c.isView() ? py::object(py::str(c.viewOf)) : py::object(py::none());
+          },
+          "The container this one is a reshaped view of, or None.")
+      .def_property_readonly(
+          "nbytes", [](const ir::Container &c) { return exprValue(c.byteSize()); },
+          "Size in bytes (text when symbolic).")
       .def(
           "value",
           [](const ir::Container &c) -> py::object {
@@ -90,8 +95,9 @@ void defineNode(py::module_ &m) {
   py::class_<ir::Node>(m, "Node",
                        "A node of a state: access, tasklet, map entry/exit, "
                        "library (an operator) or primitive.")
-      .def_readonly("id", &ir::Node::id)
-      .def_readonly("label", &ir::Node::label)
+      .def_readonly("id", &ir::Node::id, "Stable id (kept across versions).")
+      .def_readonly("label", &ir::Node::label,
+                    "A name for people (ONNX node name, container name).")
       .def_property_readonly(
           "kind", [](const ir::Node &n) { return std::string(ir::nodeKindName(n.kind)); },
           "'access', 'tasklet', 'map-entry', 'map-exit', 'library' or "
@@ -100,7 +106,8 @@ void defineNode(py::module_ &m) {
           "inputs", [](const ir::Node &n) { return connectors(n.inputs); },
           "Input connectors as (name, dtype) pairs.")
       .def_property_readonly(
-          "outputs", [](const ir::Node &n) { return connectors(n.outputs); })
+          "outputs", [](const ir::Node &n) { return connectors(n.outputs); },
+          "Output connectors as (name, dtype) pairs.")
       .def_property_readonly(
           "container",
           [](const ir::Node &n) -> py::object {
@@ -120,12 +127,14 @@ void defineNode(py::module_ &m) {
           },
           "Operator type of a library node ('Conv'), primitive name of a "
           "primitive; None otherwise.")
-      .def_property_readonly("implementation",
-                             [](const ir::Node &n) -> py::object {
-                               if (n.kind != ir::NodeKind::Library)
-                                 return py::none();
-                               return py::str(n.library().implementation);
-                             })
+      .def_property_readonly(
+          "implementation",
+          [](const ir::Node &n) -> py::object {
+            if (n.kind != ir::NodeKind::Library)
+              return py::none();
+            return py::str(n.library().implementation);
+          },
+          "A library node's chosen expansion ('' = not chosen); None otherwise.")
       .def_property_readonly(
           "attributes",
           [](const ir::Node &n) {
@@ -172,7 +181,8 @@ void defineNode(py::module_ &m) {
             if (n.kind != ir::NodeKind::MapEntry && n.kind != ir::NodeKind::MapExit)
               return py::none();
             return py::str(std::string(ir::scheduleName(n.map().schedule)));
-          })
+          },
+          "A map's schedule: 'sequential', 'cpu-parallel', ...")
       .def_property_readonly("partner",
                              [](const ir::Node &n) -> py::object {
                                if (n.kind != ir::NodeKind::MapEntry &&
@@ -190,16 +200,19 @@ void defineNode(py::module_ &m) {
 void defineEdge(py::module_ &m) {
   py::class_<ir::Edge>(m, "Edge",
                        "A memlet: what moves from one node to another.")
-      .def_readonly("id", &ir::Edge::id)
-      .def_readonly("src", &ir::Edge::src)
-      .def_readonly("src_conn", &ir::Edge::srcConn)
-      .def_readonly("dst", &ir::Edge::dst)
-      .def_readonly("dst_conn", &ir::Edge::dstConn)
+      .def_readonly("id", &ir::Edge::id, "Edge id.")
+      .def_readonly("src", &ir::Edge::src, "Source node id.")
+      .def_readonly("src_conn", &ir::Edge::srcConn,
+                    "Source connector ('' at an access node).")
+      .def_readonly("dst", &ir::Edge::dst, "Destination node id.")
+      .def_readonly("dst_conn", &ir::Edge::dstConn,
+                    "Destination connector ('' at an access node).")
       .def_property_readonly(
           "container", [](const ir::Edge &e) { return e.memlet.container; },
           "The container the memlet names ('' for an ordering edge).")
       .def_property_readonly(
-          "subset", [](const ir::Edge &e) { return e.memlet.subset.str(); })
+          "subset", [](const ir::Edge &e) { return e.memlet.subset.str(); },
+          "The subset as text: 'i, 0:64'.")
       .def_property_readonly("wcr",
                              [](const ir::Edge &e) -> py::object {
                                if (!e.memlet.wcr)
@@ -220,9 +233,9 @@ void defineEdge(py::module_ &m) {
 
 void defineState(py::module_ &m) {
   py::class_<ir::State>(m, "State", "An acyclic dataflow graph.")
-      .def_readonly("name", &ir::State::name)
+      .def_readonly("name", &ir::State::name, "The state's name.")
       .def_readonly("nodes", &ir::State::nodes, "Nodes in insertion order.")
-      .def_readonly("edges", &ir::State::edges)
+      .def_readonly("edges", &ir::State::edges, "Edges (memlets).")
       .def(
           "node",
           [](const ir::State &s, ir::NodeId id) -> const ir::Node & {
@@ -268,10 +281,12 @@ void defineAnalysis(py::module_ &m) {
                        "Bytes moved and FLOPs of a program (ir/analysis.h "
                        "states the counting rules). Totals are ints, or text "
                        "when they depend on a symbol such as a batch size N.")
-      .def_property_readonly("bytes_moved",
-                             [](const Analysis &x) { return exprValue(x.a.bytesMoved); })
-      .def_property_readonly("flops",
-                             [](const Analysis &x) { return exprValue(x.a.flops); })
+      .def_property_readonly(
+          "bytes_moved", [](const Analysis &x) { return exprValue(x.a.bytesMoved); },
+          "Bytes moved to and from containers, in total.")
+      .def_property_readonly(
+          "flops", [](const Analysis &x) { return exprValue(x.a.flops); },
+          "Floating-point operations, in total.")
       .def(
           "arithmetic_intensity",
           [](const Analysis &x, const ir::Bindings &dims) {
@@ -322,14 +337,16 @@ void defineProgram(py::module_ &m) {
       m, "Program", py::dynamic_attr(),
       "A dataflow program (read-only): symbols, containers, arguments and "
       "states. Transformations make new programs; they never change one.")
-      .def_readonly("name", &Program::name)
-      .def_readonly("symbols", &Program::symbols)
+      .def_readonly("name", &Program::name, "The model's name.")
+      .def_readonly("symbols", &Program::symbols,
+                    "Free symbols of the shapes (a batch size N).")
       .def_readonly("inputs", &Program::inputs, "Input container names.")
-      .def_readonly("outputs", &Program::outputs)
-      .def_readonly("states", &Program::states)
+      .def_readonly("outputs", &Program::outputs, "Output container names.")
+      .def_readonly("states", &Program::states, "The states, in order.")
       .def_readonly("containers", &Program::containers,
                     "{name: Container}, ordered by name.")
-      .def_readonly("metadata", &Program::metadata)
+      .def_readonly("metadata", &Program::metadata,
+                    "Producer, source file, opset imports.")
       .def(
           "state",
           [](const Program &p, const std::string &name) -> const ir::State & {
@@ -338,11 +355,13 @@ void defineProgram(py::module_ &m) {
                 return s;
             throw weir::Error("program '" + p.name + "' has no state '" + name + "'");
           },
-          py::arg("name"), py::return_value_policy::reference_internal)
+          py::arg("name"), py::return_value_policy::reference_internal,
+          "The state with this name; weir.Error when there is none.")
       .def("container", &Program::container, py::arg("name"),
            py::return_value_policy::reference_internal,
            "The container; weir.Error naming it when there is none.")
-      .def_property_readonly("node_count", &Program::nodeCount)
+      .def_property_readonly("node_count", &Program::nodeCount,
+                             "Nodes over all states.")
       .def(
           "analysis", [](const Program &p) { return Analysis{ir::analyze(p)}; },
           "Bytes moved and FLOPs, per edge, node and in total.")

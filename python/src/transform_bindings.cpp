@@ -50,7 +50,7 @@ void defineTransforms(py::module_ &m) {
            }),
            py::arg("state"), py::arg("roles"),
            "A match by hand; roles in the pattern's order.")
-      .def_readonly("state", &transforms::Match::state)
+      .def_readonly("state", &transforms::Match::state, "The state's name.")
       .def_property_readonly(
           "roles",
           [](const transforms::Match &x) {
@@ -73,9 +73,11 @@ void defineTransforms(py::module_ &m) {
       m, "CheckResult",
       "Whether a step applies: true when it does; otherwise `reason` says "
       "why and `nodes` lists the node ids involved.")
-      .def_readonly("ok", &transforms::CheckResult::ok)
-      .def_readonly("reason", &transforms::CheckResult::reason)
-      .def_readonly("nodes", &transforms::CheckResult::nodes)
+      .def_readonly("ok", &transforms::CheckResult::ok, "Whether it applies.")
+      .def_readonly("reason", &transforms::CheckResult::reason,
+                    "Why not ('' when it applies).")
+      .def_readonly("nodes", &transforms::CheckResult::nodes,
+                    "Node ids involved (a viewer highlights them).")
       .def("__bool__", [](const transforms::CheckResult &r) { return r.ok; })
       .def("__str__",
            [](const transforms::CheckResult &r) {
@@ -89,17 +91,20 @@ void defineTransforms(py::module_ &m) {
   py::class_<Transformation, TransformationPtr>(
       m, "TransformationInfo",
       "A registered transformation's declaration (C++ or plugin).")
-      .def_property_readonly("id",
-                             [](const Transformation &t) { return std::string(t.id()); })
+      .def_property_readonly(
+          "id", [](const Transformation &t) { return std::string(t.id()); },
+          "Kebab-case id ('map-fusion').")
       .def_property_readonly(
           "tier",
           [](const Transformation &t) { return std::string(transforms::tierName(t.tier())); },
           "'expansion', 'fusion', 'movement' or 'tensorize'.")
       .def_property_readonly(
-          "summary", [](const Transformation &t) { return std::string(t.summary()); })
+          "summary", [](const Transformation &t) { return std::string(t.summary()); },
+          "One line.")
       .def_property_readonly(
           "description",
-          [](const Transformation &t) { return std::string(t.description()); })
+          [](const Transformation &t) { return std::string(t.description()); },
+          "What it does and when it applies, for people.")
       .def_property_readonly(
           "params",
           [](const Transformation &t) {

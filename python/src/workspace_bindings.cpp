@@ -118,31 +118,36 @@ void defineHistory(py::module_ &m) {
   py::class_<HistoryEntry>(m, "HistoryEntry",
                            "A version of the workspace: the imported program "
                            "(index 0) or the result of one step.")
-      .def_readonly("index", &HistoryEntry::index)
+      .def_readonly("index", &HistoryEntry::index, "Position in the history.")
       .def_property_readonly("transformation",
                              [](const HistoryEntry &h) -> py::object {
                                if (!h.step)
                                  return py::none();
                                return py::str(h.step->transformation);
-                             })
+                             },
+                             "The step's transformation id (None for [0]).")
       .def_property_readonly("match",
                              [](const HistoryEntry &h) -> py::object {
                                if (!h.step)
                                  return py::none();
                                return py::cast(h.step->match);
-                             })
+                             },
+                             "Where the step applied (None for [0]).")
       .def_property_readonly("params",
                              [](const HistoryEntry &h) -> py::object {
                                if (!h.step)
                                  return py::dict();
                                return paramsDict(h.step->params);
-                             })
+                             },
+                             "The parameters given to the step.")
       .def_property_readonly("hash",
-                             [](const HistoryEntry &h) { return ir::hashHex(h.hash); })
+                             [](const HistoryEntry &h) { return ir::hashHex(h.hash); },
+                             "The version's structural hash.")
       .def_readonly("seconds", &HistoryEntry::seconds,
                     "Time the step took.")
       .def_property_readonly("exact",
-                             [](const HistoryEntry &h) { return h.exactness.exact; })
+                             [](const HistoryEntry &h) { return h.exactness.exact; },
+                             "Whether the step keeps results bit-identical.")
       .def_readonly("current", &HistoryEntry::current,
                     "True for the workspace's current version.")
       .def("__str__",
@@ -156,19 +161,25 @@ void defineHistory(py::module_ &m) {
 }
 
 void defineVerify(py::module_ &m) {
-  py::class_<workspace::OutputCheck>(m, "OutputCheck")
-      .def_readonly("name", &workspace::OutputCheck::name)
-      .def_readonly("ok", &workspace::OutputCheck::ok)
-      .def_readonly("max_abs", &workspace::OutputCheck::maxAbs)
-      .def_readonly("max_rel", &workspace::OutputCheck::maxRel)
-      .def_readonly("problem", &workspace::OutputCheck::problem);
+  py::class_<workspace::OutputCheck>(m, "OutputCheck",
+                                     "One output compared by verify().")
+      .def_readonly("name", &workspace::OutputCheck::name, "The output's name.")
+      .def_readonly("ok", &workspace::OutputCheck::ok, "Within tolerance.")
+      .def_readonly("max_abs", &workspace::OutputCheck::maxAbs,
+                    "Largest absolute difference.")
+      .def_readonly("max_rel", &workspace::OutputCheck::maxRel,
+                    "Largest relative difference.")
+      .def_readonly("problem", &workspace::OutputCheck::problem,
+                    "What is wrong ('' when ok).");
   py::class_<workspace::VerifyReport>(
       m, "VerifyReport",
       "Outputs of the imported and the current program on the same inputs, "
       "compared within the tolerance the applied steps declare.")
-      .def_readonly("ok", &workspace::VerifyReport::ok)
-      .def_readonly("outputs", &workspace::VerifyReport::outputs)
-      .def_readonly("seconds", &workspace::VerifyReport::seconds)
+      .def_readonly("ok", &workspace::VerifyReport::ok, "All outputs agree.")
+      .def_readonly("outputs", &workspace::VerifyReport::outputs,
+                    "One OutputCheck per output.")
+      .def_readonly("seconds", &workspace::VerifyReport::seconds,
+                    "Time the verification took.")
       .def_property_readonly("tolerance",
                              [](const workspace::VerifyReport &r) {
                                return py::make_tuple(r.tolerance.exact,
@@ -231,10 +242,12 @@ void defineWorkspace(py::module_ &m) {
            "model file so the workspace can be saved as a session).")
       .def_property_readonly("program", [](const Workspace &w) { return share(w.programPtr()); },
                              "The current version's program.")
-      .def_property_readonly("hash",
-                             [](const Workspace &w) { return ir::hashHex(w.hash()); })
-      .def_property_readonly("model_path",
-                             [](const Workspace &w) { return w.source().modelPath; })
+      .def_property_readonly(
+          "hash", [](const Workspace &w) { return ir::hashHex(w.hash()); },
+          "The current program's structural hash (16 hex digits).")
+      .def_property_readonly(
+          "model_path", [](const Workspace &w) { return w.source().modelPath; },
+          "The model file the workspace came from ('' when built in memory).")
       .def_property_readonly(
           "history",
           [](const Workspace &w) {
@@ -250,8 +263,10 @@ void defineWorkspace(py::module_ &m) {
           "step k. Versions after `current` are what redo() reaches.")
       .def_property_readonly("current", &Workspace::current,
                              "Index of the current version in `history`.")
-      .def_property_readonly("can_undo", &Workspace::canUndo)
-      .def_property_readonly("can_redo", &Workspace::canRedo)
+      .def_property_readonly("can_undo", &Workspace::canUndo,
+                             "Whether there is a version before the current one.")
+      .def_property_readonly("can_redo", &Workspace::canRedo,
+                             "Whether there is a version after the current one.")
       .def(
           "matches",
           [](Workspace &w, const std::string &id) { return w.matches(id); },
@@ -300,7 +315,8 @@ void defineWorkspace(py::module_ &m) {
           "when it does not apply; the workspace is then unchanged. Returns "
           "the workspace.")
       .def("undo", &Workspace::undo, "Back one version (weir.Error at the first).")
-      .def("redo", &Workspace::redo)
+      .def("redo", &Workspace::redo,
+           "Forward one version (weir.Error when there is none).")
       .def("revert", &Workspace::revert, py::arg("index"),
            "Make history[index] current; later versions stay for redo().")
       .def_property_readonly(
@@ -390,7 +406,8 @@ void defineWorkspace(py::module_ &m) {
           "Calls callback(kind, from_index, to_index) after every change "
           "('applied', 'undone', 'redone', 'reverted'); returns an id for "
           "remove_observer.")
-      .def("remove_observer", &Workspace::removeObserver, py::arg("id"))
+      .def("remove_observer", &Workspace::removeObserver, py::arg("id"),
+           "Stops the callback on_change returned `id` for.")
       .def("__repr__", [](const Workspace &w) {
         return "<Workspace " + w.program().name + ": version " +
                std::to_string(w.current()) + " of " +
