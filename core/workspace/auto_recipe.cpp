@@ -5,9 +5,11 @@
 namespace weir::workspace {
 namespace {
 
-/// Applies the first match of `id` that passes its check, until none does.
-/// Matches that fail are skipped; after an apply, matching starts again on
-/// the new version (ids of untouched nodes are stable).
+/// Applies `id` until no match passes its check: each pass lists the
+/// matches once and applies, in order, every one that still passes on the
+/// current version (transformations keep the ids of what they do not
+/// remove, so a later match either still names the right nodes or fails its
+/// check); passes repeat while one applied something.
 int exhaust(Workspace &ws, const char *id, const StepListener &listener) {
   int applied = 0;
   for (;;) {
@@ -21,7 +23,6 @@ int exhaust(Workspace &ws, const char *id, const StepListener &listener) {
         listener(ws.versions()[before], ws.versions()[ws.current()]);
       ++applied;
       progress = true;
-      break;
     }
     if (!progress)
       return applied;
@@ -45,6 +46,8 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
       listener(ws.versions()[before], ws.versions()[ws.current()]);
     ++applied;
   }
+  // Tier 2: fuse the maps the expansion made (producer into consumer).
+  applied += exhaust(ws, "map-fusion", listener);
   return applied;
 }
 

@@ -9,8 +9,9 @@
 ///   3. fold-batchnorm everywhere (Conv + BatchNormalization);
 ///   4. reshape-to-view everywhere (Reshape, Flatten, Squeeze, Unsqueeze
 ///      whose output is a plain transient);
-///   5. expand-all (default implementations: BLAS GEMM, im2col Conv).
-/// Fusion and data-movement tiers join as they land.
+///   5. expand-all (default implementations: BLAS GEMM, im2col Conv);
+///   6. map-fusion everywhere (a producer map into its consumer).
+/// The other fusion and data-movement transformations join as they land.
 
 #include "core/workspace/workspace.h"
 
