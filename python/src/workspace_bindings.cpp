@@ -268,20 +268,23 @@ void defineWorkspace(py::module_ &m) {
       .def_property_readonly("can_redo", &Workspace::canRedo,
                              "Whether there is a version after the current one.")
       .def(
-          "matches",
+          "candidates",
           [](Workspace &w, const std::string &id) { return w.matches(id); },
           py::arg("transformation"),
-          "Matches of the transformation in the current version (from an "
-          "incremental cache), not yet checked: check() says which apply.")
+          "Every match of the transformation's pattern in the current "
+          "version (from an incremental cache), not yet checked: check() "
+          "says which apply and why the others do not. matches() gives "
+          "those that apply.")
       .def(
-          "all_matches",
+          "all_candidates",
           [](Workspace &w) {
             py::dict d;
             for (auto &[id, ms] : w.allMatches())
               d[py::str(id)] = ms;
             return d;
           },
-          "{transformation id: [Match]} for every registered transformation.")
+          "{transformation id: [Match]} for every registered transformation: "
+          "every match of each pattern, not yet checked.")
       .def(
           "check",
           [](const Workspace &w, const std::string &id, const py::object &match,

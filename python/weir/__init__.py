@@ -47,6 +47,8 @@ from ._weir import (  # noqa: F401  (re-exported)
     transformations,
 )
 from . import _weir
+from . import workspace as _workspace  # noqa: F401  (adds Workspace.matches)
+from .workspace import MatchList  # noqa: F401
 from .plugins import (  # noqa: F401
     Param,
     Pattern,
