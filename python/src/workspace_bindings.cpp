@@ -346,9 +346,9 @@ void defineWorkspace(py::module_ &m) {
           [](const Workspace &w, std::uint64_t seed, const py::object &inputs,
              const ir::Bindings &dims, std::optional<double> rtol,
              std::optional<double> atol, int threads) {
+            // Inputs are those of the imported program (verify runs both).
             auto o = verifyOptions(seed, inputs, dims, rtol, atol, threads,
-                                   w.versions().front().program ? *w.versions().front().program
-                                                                : w.program());
+                                   *w.versions().front().program);
             py::gil_scoped_release release;
             return w.verify(o);
           },
