@@ -95,6 +95,7 @@ public:
     for (const State &s : p_.states)
       checkState(s);
     checkUnusedContainers();
+    checkReadBeforeWritten();
     return std::move(out_);
   }
 
@@ -587,6 +588,30 @@ private:
       if (!used_.count(name))
         report(Severity::Warning, "",
                "container '" + name + "' is named by no node or edge");
+  }
+
+  /// A transient that edges read but none writes holds garbage: a
+  /// transformation (or plugin) removed its producer. Constants and views
+  /// hold their data otherwise.
+  void checkReadBeforeWritten() {
+    std::set<std::string> read, written;
+    for (const State &s : p_.states)
+      for (const Edge &e : s.edges) {
+        if (e.memlet.empty())
+          continue;
+        const Node *src = s.findNode(e.src), *dst = s.findNode(e.dst);
+        if (src && src->kind == NodeKind::Access)
+          read.insert(src->access().container);
+        if (dst && dst->kind == NodeKind::Access)
+          written.insert(dst->access().container);
+      }
+    for (const std::string &name : read) {
+      const Container *c = p_.findContainer(name);
+      if (c && c->transient && !c->isConstant() && !c->isView() &&
+          !written.count(name))
+        report(Severity::Error, "",
+               "transient '" + name + "' is read but never written");
+    }
   }
 
   const Program &p_;

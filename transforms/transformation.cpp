@@ -180,6 +180,13 @@ CheckResult checkMatch(const ir::Program &program, const Transformation &t,
           "this transformation applies to the whole program; the match must "
           "bind no roles");
   } else {
+    if (match.state.empty() && match.roles.empty())
+      return CheckResult::failure("it needs a match binding the roles " + [&] {
+        std::string r;
+        for (const PatternNode &n : pattern.nodes)
+          r += (r.empty() ? "" : ", ") + n.role;
+        return r;
+      }() + " (list them with `weir matches`)");
     const ir::State *state = nullptr;
     for (const ir::State &s : program.states)
       if (s.name == match.state)

@@ -88,7 +88,7 @@ constexpr std::array kCatalog{
     Entry{"GatherElements", C::Shuffle, R::None, 0},
     Entry{"GatherND", C::Shuffle, R::None, 0},
     // ONNX opset 20; Weir's fusion of the Erf subgraph exporters emit.
-    Entry{"Gelu", C::OneToOne, R::PerOutput, 6},
+    Entry{"Gelu", C::OneToOne, R::PerOutput, 5},
     Entry{"Gemm", C::ManyToMany, R::Gemm, 2},
     Entry{"GlobalAveragePool", C::Reduction, R::PerInput, 1},
     Entry{"GlobalLpPool", C::Reduction, R::PerInput, 2},

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace weir::workspace {
@@ -138,7 +139,7 @@ Recipe Recipe::parse(const std::string &text, const std::string &what) {
   try {
     doc = json::parse(text);
   } catch (const json::exception &e) {
-    throw Error(what + ": not valid JSON: " + e.what());
+    throw Error(what + ": not valid JSON: " + jsonErrorText(e));
   }
   try {
     return fromJson(doc);
@@ -186,8 +187,17 @@ std::string pyValue(const transforms::ParamValue &v) {
       v);
 }
 
+/// A name usable as a Python keyword argument: an identifier that is not
+/// one of Python's keywords.
 bool isIdentifier(const std::string &s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+  static const std::set<std::string> keywords{
+      "False", "None",   "True",    "and",      "as",     "assert", "async",
+      "await", "break",  "class",   "continue", "def",    "del",    "elif",
+      "else",  "except", "finally", "for",      "from",   "global", "if",
+      "import", "in",    "is",      "lambda",   "nonlocal", "not",  "or",
+      "pass",  "raise",  "return",  "try",      "while",  "with",   "yield"};
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) ||
+      keywords.count(s))
     return false;
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
@@ -221,6 +231,15 @@ std::string Recipe::asPython(const std::string &modelPath) const {
       s += ", **{" + odd + "}";
     s += ")\n";
   }
+  return s;
+}
+
+std::string jsonErrorText(const std::exception &e) {
+  std::string s = e.what();
+  if (auto at = s.find("; last read:"); at != std::string::npos)
+    s.erase(at);
+  if (s.size() > 300)
+    s = s.substr(0, 300) + "...";
   return s;
 }
 

@@ -65,6 +65,9 @@ transforms::Params paramsFromJson(const nlohmann::json &j,
 /// Whether `doc` is an object whose "format" is the string `format`, and
 /// whose "version" is the integer `version`.
 bool isFormat(const nlohmann::json &doc, const char *format);
+/// A JSON library error for a message: without the "last read" quote, which
+/// for a damaged file can be megabytes of base64.
+std::string jsonErrorText(const std::exception &e);
 bool isVersion(const nlohmann::json &doc, std::int64_t version);
 
 } // namespace weir::workspace

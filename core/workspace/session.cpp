@@ -139,7 +139,8 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
   try {
     doc = json::parse(readFile(path, "session"));
   } catch (const json::exception &e) {
-    throw Error(where + ": not a Weir session (invalid JSON: " + e.what() + ")");
+    throw Error(where + ": not a Weir session (invalid JSON: " +
+                jsonErrorText(e) + ")");
   }
   if (!isFormat(doc, "weir-session"))
     throw Error(where + ": not a Weir session (no \"format\": \"weir-session\")");
@@ -179,7 +180,7 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
         p = ir::deserialize(snap["program"].dump(),
                             unbase64(snap["binary"].get<std::string>(), where));
       } catch (const std::exception &e) {
-        throw Error(where + ": the snapshot is damaged: " + e.what());
+        throw Error(where + ": the snapshot is damaged: " + jsonErrorText(e));
       }
       if (ir::hashHex(ir::structuralHash(p)) != wantHash)
         throw Error(where + ": the snapshot is damaged (its hash differs)");

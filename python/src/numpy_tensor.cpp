@@ -155,7 +155,9 @@ void defineTensors(py::module_ &m) {
   m.def(
       "random_inputs",
       [](const std::shared_ptr<ir::Program> &program, std::uint64_t seed,
-         const ir::Bindings &dims) {
+         ir::Bindings dims) {
+        for (const std::string &s : program->symbols)
+          dims.emplace(s, 1); // as verify() sizes them
         return toDict(runtime::randomInputs(*program, seed, dims));
       },
       py::arg("program"), py::arg("seed") = 0,

@@ -38,12 +38,12 @@ transforms::ParamSpec paramSpecOf(const py::dict &d) {
   } else if (kind == "float") {
     s.kind = transforms::ParamSpec::Kind::Float;
     s.defaultValue = def.cast<double>();
-  } else if (kind == "str") {
+  } else if (kind == "string") {
     s.kind = transforms::ParamSpec::Kind::String;
     s.defaultValue = def.cast<std::string>();
   } else {
     throw Error("parameter '" + s.name + "': kind must be bool, int, float or "
-                "str, not '" + kind + "'");
+                "string, not '" + kind + "'");
   }
   if (d.contains("description"))
     s.description = d["description"].cast<std::string>();
@@ -113,6 +113,16 @@ void registerPlugin(py::object instance, const py::dict &decl) {
   if (!reload && transforms::findTransformation(d.id))
     throw Error("plugin '" + d.id + "' (" + d.sourceFile +
                 "): that id is taken by a built-in transformation");
+  if (reload) {
+    // Reloading a file replaces its plugins; another file may not.
+    auto old = std::dynamic_pointer_cast<const PythonTransformation>(
+        transforms::findTransformation(d.id));
+    if (old && old->declaration().sourceFile != d.sourceFile)
+      throw Error("plugin '" + d.id + "' (" + d.sourceFile +
+                  "): that id is taken by the plugin in " +
+                  old->declaration().sourceFile +
+                  " (unregister it first to replace it)");
+  }
   auto t = std::make_shared<PythonTransformation>(std::move(d), std::move(instance));
   if (reload)
     transforms::unregisterTransformation(t->id());

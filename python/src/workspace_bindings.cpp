@@ -402,13 +402,20 @@ void defineWorkspace(py::module_ &m) {
                 });
             return w.addObserver([holder](const Workspace &, const workspace::Change &c) {
               py::gil_scoped_acquire gil;
-              (*holder)(kindName(c.kind), c.from, c.to);
+              try {
+                (*holder)(kindName(c.kind), c.from, c.to);
+              } catch (py::error_already_set &e) {
+                // The change stands; the callback's error is printed, as
+                // Python does for errors it cannot raise.
+                e.discard_as_unraisable("weir: on_change callback");
+              }
             });
           },
           py::arg("callback"),
           "Calls callback(kind, from_index, to_index) after every change "
           "('applied', 'undone', 'redone', 'reverted'); returns an id for "
-          "remove_observer.")
+          "remove_observer. An exception in the callback is printed (as "
+          "an unraisable exception) and does not undo the change.")
       .def("remove_observer", &Workspace::removeObserver, py::arg("id"),
            "Stops the callback on_change returned `id` for.")
       .def("__repr__", [](const Workspace &w) {

@@ -57,6 +57,7 @@ from .plugins import (  # noqa: F401
     plugin_paths,
     plugins,
     transformation,
+    unregister,
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -45,9 +45,10 @@ import warnings
 
 from . import _weir
 
-_KINDS = {bool: "bool", int: "int", float: "float", str: "str"}
-_loaded = {}   # plugin id -> source file
-_errors = []   # (file, message)
+_KINDS = {bool: "bool", int: "int", float: "float", str: "string"}
+_loaded = {}      # plugin id -> source file
+_errors = []      # (file, message)
+_registered = []  # ids the decorator registered during the current load
 
 
 class Param:
@@ -112,6 +113,7 @@ def transformation(*, id, tier, summary, params=(), exact=True, rtol=0.0,
         }
         _weir._register_plugin(cls(), declaration)
         _loaded[id] = source
+        _registered.append(id)
         cls.weir_id = id
         return cls
     return register
@@ -130,11 +132,11 @@ def plugin_paths():
 def load_plugins(paths=None):
     """Imports the plugin files of `paths` (default: plugin_paths()).
 
-    Returns the ids registered. A file that raises is skipped with a warning
-    naming it; plugin_errors() keeps the list. Loading a file again reloads
-    its plugins (their ids are replaced).
+    Returns the ids the files registered (again, for a file loaded before: a
+    reload replaces its plugins). A file that raises is skipped with a
+    warning naming it and the line; plugin_errors() keeps the list.
     """
-    before = set(_loaded)
+    start = len(_registered)
     for folder in plugin_paths() if paths is None else paths:
         if not os.path.isdir(folder):
             continue
@@ -142,10 +144,24 @@ def load_plugins(paths=None):
             if not name.endswith(".py") or name.startswith("_"):
                 continue
             _load_file(os.path.join(folder, name))
-    return sorted(set(_loaded) - before)
+    return sorted(set(_registered[start:]))
+
+
+def _location(e, path):
+    """Where in the plugin file `e` happened: the line of a syntax error,
+    else the deepest traceback frame inside the file."""
+    if isinstance(e, SyntaxError) and e.filename:
+        return f"line {e.lineno} of {e.filename}"
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if os.path.abspath(f.filename) == os.path.abspath(path)]
+    if frames:
+        return f"line {frames[-1].lineno} of {frames[-1].filename}"
+    last = traceback.extract_tb(e.__traceback__)[-1]
+    return f"line {last.lineno} of {last.filename}"
 
 
 def _load_file(path):
+    _errors[:] = [e for e in _errors if e[0] != path]  # this load decides
     module_name = "weir_plugin_" + "".join(
         c if c.isalnum() else "_" for c in os.path.abspath(path))
     try:
@@ -155,11 +171,16 @@ def _load_file(path):
         spec.loader.exec_module(module)
     except Exception as e:  # a broken plugin must not stop Weir
         sys.modules.pop(module_name, None)
-        last = traceback.extract_tb(e.__traceback__)[-1]
-        message = (f"{path}: {type(e).__name__}: {e} "
-                   f"(line {last.lineno} of {last.filename})")
+        message = f"{path}: {type(e).__name__}: {e} ({_location(e, path)})"
         _errors.append((path, message))
         warnings.warn(f"weir: plugin not loaded: {message}", stacklevel=2)
+
+
+def unregister(id):
+    """Removes a plugin transformation from the registry (and from
+    plugins()); False when no plugin has that id."""
+    _loaded.pop(id, None)
+    return _weir._unregister_plugin(id)
 
 
 def plugins():
