@@ -593,3 +593,31 @@ def test_cli_optimize_with_a_plugin_step(tmp_path, cnn_path, plugin_dir):
     assert run.returncode != 0
     assert "cli-relabel" in run.stderr
     assert not (tmp_path / "T.weir").exists()
+
+
+def test_plugin_id_taken_by_another_plugin_file_is_refused(plugin_dir):
+    body = '''
+        @weir.transformation(id="test-twice", tier="fusion", summary="%s")
+        class Twice:
+            def apply(self, editor, match, params):
+                pass
+    '''
+    write_plugin(plugin_dir, "a_first.py", body % "first")
+    write_plugin(plugin_dir, "b_second.py", body % "second")
+    with pytest.warns(UserWarning):
+        assert weir.load_plugins([str(plugin_dir)]) == ["test-twice"]
+    assert weir.transformation_info("test-twice").summary == "first"
+    (message,) = [m for f, m in weir.plugin_errors()
+                  if f == str(plugin_dir / "b_second.py")]
+    assert "taken by the plugin in" in message and "a_first.py" in message
+
+
+def test_unregister_removes_a_plugin_everywhere(plugin_dir):
+    write_plugin(plugin_dir, "gone.py", GOOD)
+    assert weir.load_plugins([str(plugin_dir)]) == ["test-relabel"]
+    assert weir.unregister("test-relabel") is True
+    assert "test-relabel" not in weir.plugins()
+    assert "test-relabel" not in [t.id for t in weir.transformations()]
+    with pytest.raises(weir.Error, match="test-relabel"):
+        weir.transformation_info("test-relabel")
+    assert weir.unregister("test-relabel") is False
