@@ -46,8 +46,10 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
       listener(ws.versions()[before], ws.versions()[ws.current()]);
     ++applied;
   }
-  // Tier 2: fuse the maps the expansion made (producer into consumer).
+  // Tier 2: fuse the maps the expansion made (producer into consumer), then
+  // the tasklets that fusion put next to each other.
   applied += exhaust(ws, "map-fusion", listener);
+  applied += exhaust(ws, "tasklet-fusion", listener);
   return applied;
 }
 

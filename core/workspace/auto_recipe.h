@@ -10,7 +10,8 @@
 ///   4. reshape-to-view everywhere (Reshape, Flatten, Squeeze, Unsqueeze
 ///      whose output is a plain transient);
 ///   5. expand-all (default implementations: BLAS GEMM, im2col Conv);
-///   6. map-fusion everywhere (a producer map into its consumer).
+///   6. map-fusion everywhere (a producer map into its consumer);
+///   7. tasklet-fusion everywhere (the tasklets map-fusion chained).
 /// The other fusion and data-movement transformations join as they land.
 
 #include "core/workspace/workspace.h"
