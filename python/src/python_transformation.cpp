@@ -24,7 +24,10 @@ namespace weir::python {
 
 namespace {
 
-py::object gTimeLimit; // set once by definePlugins, never released
+/// PluginTimeLimit. A plain pointer on purpose: created once and never
+/// released, since a static py::object would be released at process exit,
+/// after the interpreter is gone.
+PyObject *gTimeLimit = nullptr;
 
 /// Calls `f` (with the GIL held); raises PluginTimeLimit into it when it
 /// runs longer than `seconds`.
@@ -50,7 +53,7 @@ py::object callWithLimit(const std::function<py::object()> &f, double seconds) {
         if (sh->done)
           return;
         sh->fired = true;
-        PyThreadState_SetAsyncExc(thread, gTimeLimit.ptr());
+        PyThreadState_SetAsyncExc(thread, gTimeLimit);
       }
       lock.lock();
       if (sh->cv.wait_for(lock, std::chrono::milliseconds(100),
@@ -105,7 +108,7 @@ py::handle timeLimitException() {
         PyExc_BaseException, nullptr);
     if (!t)
       throw py::error_already_set();
-    gTimeLimit = py::reinterpret_steal<py::object>(t);
+    gTimeLimit = t;
   }
   return gTimeLimit;
 }
