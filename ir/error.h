@@ -14,4 +14,17 @@ public:
   explicit Error(const std::string &message) : std::runtime_error(message) {}
 };
 
+/// The user asked to stop (Ctrl+C, or sys.exit in a Python plugin). Not a
+/// weir::Error: layers that turn failures into messages let it through.
+class Interrupted : public std::runtime_error {
+public:
+  explicit Interrupted(const std::string &message, bool exit = false)
+      : std::runtime_error(message), exit_(exit) {}
+  /// True for a request to exit (SystemExit), false for an interrupt.
+  bool exit() const { return exit_; }
+
+private:
+  bool exit_;
+};
+
 } // namespace weir

@@ -50,11 +50,18 @@ void registerTransformation(std::shared_ptr<const Transformation> t) {
 
 bool unregisterTransformation(std::string_view id) {
   Registry &r = registry();
-  std::lock_guard lock(r.mutex);
-  auto it = r.byId.find(id);
-  if (it == r.byId.end())
-    return false;
-  r.byId.erase(it);
+  std::shared_ptr<const Transformation> gone;
+  {
+    std::lock_guard lock(r.mutex);
+    auto it = r.byId.find(id);
+    if (it == r.byId.end())
+      return false;
+    gone = std::move(it->second);
+    r.byId.erase(it);
+  }
+  // Released outside the lock: a plugin's destructor runs Python, which may
+  // call back into the registry.
+  gone.reset();
   return true;
 }
 

@@ -140,9 +140,8 @@ int main(int argc, char **argv) {
       return a.size() > 5 && a.ends_with(".weir");
     });
     if (plugins.enabled &&
-        (!plugins.folders.empty() || command == "transforms" ||
-         command == "matches" || command == "optimize" ||
-         (command == "run" && session)))
+        (!plugins.folders.empty() || session || command == "transforms" ||
+         command == "matches" || command == "optimize"))
       host.emplace(plugins.folders, plugins.discover);
     if (command == "inspect")
       return inspectCommand(args);
@@ -169,6 +168,9 @@ int main(int argc, char **argv) {
   } catch (const weir::Error &e) {
     std::fprintf(stderr, "weir: error: %s\n", oneLine(e.what()).c_str());
     return 1;
+  } catch (const weir::Interrupted &e) {
+    std::fprintf(stderr, "weir: %s\n", oneLine(e.what()).c_str());
+    return e.exit() ? 1 : 130;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "weir: internal error: %s\n",
                  oneLine(e.what()).c_str());

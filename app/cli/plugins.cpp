@@ -20,9 +20,10 @@ using namespace pybind11::literals;
 namespace weir::cli {
 
 PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover) {
-  // No Python signal handlers: Ctrl+C stops the command as before.
+  // No Python signal handlers (Ctrl+C stops the command as before), and
+  // nothing imported from the current folder: sys.path gets no '' entry.
   if (!Py_IsInitialized())
-    py::initialize_interpreter(false);
+    py::initialize_interpreter(false, 0, nullptr, false);
   try {
     py::module_ sys = py::module_::import("sys");
     // Installed: <prefix>/bin/weir and <prefix>/<python dir>/weir; else the

@@ -6,11 +6,28 @@
 #include "transforms/rewrite.h"
 
 #include <chrono>
+#include <cxxabi.h>
 
 namespace weir::workspace {
 
 using transforms::Match;
 using transforms::Params;
+
+class Workspace::Busy {
+public:
+  explicit Busy(Workspace &ws) : ws_(ws) {
+    if (ws_.busy_)
+      throw Error("the workspace is busy applying a step; it cannot change "
+                  "until that step ends (a plugin or another thread tried)");
+    ws_.busy_ = true;
+  }
+  ~Busy() { ws_.busy_ = false; }
+  Busy(const Busy &) = delete;
+  Busy &operator=(const Busy &) = delete;
+
+private:
+  Workspace &ws_;
+};
 
 Workspace::Workspace(ir::Program program, Source source)
     : source_(std::move(source)) {
@@ -22,11 +39,13 @@ Workspace::Workspace(ir::Program program, Source source)
 
 std::vector<Match> Workspace::matches(std::string_view transformation) {
   auto t = transforms::requireTransformation(transformation);
+  std::lock_guard lock(mutex_);
   return cache_.matches(program(), *t);
 }
 
 std::vector<std::pair<std::string, std::vector<Match>>>
 Workspace::allMatches() {
+  std::lock_guard lock(mutex_);
   return cache_.allMatches(program());
 }
 
@@ -37,6 +56,7 @@ transforms::CheckResult Workspace::check(std::string_view transformation,
   if (!t)
     return transforms::CheckResult::failure("unknown transformation '" +
                                             std::string(transformation) + "'");
+  std::lock_guard lock(mutex_);
   return transforms::checkMatch(program(), *t, match, params);
 }
 
@@ -48,6 +68,10 @@ Version Workspace::derive(const ir::Program &from, const Step &step) const {
     r = transforms::applyChecked(from, *t, step.match, step.params);
   } catch (const Error &) {
     throw;
+  } catch (const Interrupted &) {
+    throw; // the user asked to stop (Ctrl+C in a plugin)
+  } catch (abi::__forced_unwind &) {
+    throw; // the thread is being cancelled; let it end
   } catch (const std::exception &e) {
     // A faulty transformation (or plugin) must not take the session down.
     throw Error(step.transformation + " at " + step.match.str() +
@@ -86,43 +110,60 @@ Step labelled(const ir::Program &program, std::string_view transformation,
 
 const Version &Workspace::apply(std::string_view transformation,
                                 const Match &match, const Params &params) {
-  Version v = derive(program(),
-                     labelled(program(), transformation, match, params));
-  // Nothing above changed the workspace; from here nothing throws but
-  // allocation.
+  std::lock_guard lock(mutex_);
   std::size_t from = current_;
-  versions_.resize(current_ + 1);
-  versions_.push_back(std::move(v));
-  current_ = versions_.size() - 1;
+  {
+    Busy busy(*this);
+    std::shared_ptr<const ir::Program> base = programPtr();
+    Version v = derive(*base, labelled(*base, transformation, match, params));
+    // Nothing above changed the workspace; from here nothing throws but
+    // allocation.
+    versions_.resize(current_ + 1);
+    versions_.push_back(std::move(v));
+    current_ = versions_.size() - 1;
+  }
   notify({ChangeKind::Applied, from, current_});
   return versions_[current_];
 }
 
 void Workspace::undo() {
-  if (!canUndo())
-    throw Error("nothing to undo");
-  --current_;
+  std::lock_guard lock(mutex_);
+  {
+    Busy busy(*this);
+    if (!canUndo())
+      throw Error("nothing to undo");
+    --current_;
+  }
   notify({ChangeKind::Undone, current_ + 1, current_});
 }
 
 void Workspace::redo() {
-  if (!canRedo())
-    throw Error("nothing to redo");
-  ++current_;
+  std::lock_guard lock(mutex_);
+  {
+    Busy busy(*this);
+    if (!canRedo())
+      throw Error("nothing to redo");
+    ++current_;
+  }
   notify({ChangeKind::Redone, current_ - 1, current_});
 }
 
 void Workspace::revert(std::size_t index) {
-  if (index >= versions_.size())
-    throw Error("there is no version " + std::to_string(index) + " (the " +
-                "history has " + std::to_string(versions_.size()) +
-                " versions)");
+  std::lock_guard lock(mutex_);
   std::size_t from = current_;
-  current_ = index;
+  {
+    Busy busy(*this);
+    if (index >= versions_.size())
+      throw Error("there is no version " + std::to_string(index) + " (the " +
+                  "history has " + std::to_string(versions_.size()) +
+                  " versions)");
+    current_ = index;
+  }
   notify({ChangeKind::Reverted, from, current_});
 }
 
 Recipe Workspace::recipe() const {
+  std::lock_guard lock(mutex_);
   Recipe r;
   for (std::size_t i = 1; i <= current_; ++i)
     r.steps.push_back(*versions_[i].step);
@@ -130,6 +171,8 @@ Recipe Workspace::recipe() const {
 }
 
 void Workspace::replay(const Recipe &recipe) {
+  std::lock_guard lock(mutex_);
+  std::optional<Busy> busy(std::in_place, *this);
   std::vector<Version> fresh;
   const ir::Program *at = &program();
   for (std::size_t i = 0; i < recipe.steps.size(); ++i) {
@@ -169,39 +212,60 @@ void Workspace::replay(const Recipe &recipe) {
   for (Version &v : fresh)
     versions_.push_back(std::move(v));
   current_ = versions_.size() - 1;
+  busy.reset();
   notify({ChangeKind::Applied, from, current_});
 }
 
 VerifyReport Workspace::verify(const VerifyOptions &options) const {
+  // The programs are shared values: copy the pointers, then run unlocked.
+  std::shared_ptr<const ir::Program> first, now;
   std::vector<transforms::Exactness> steps;
-  for (std::size_t i = 1; i <= current_; ++i)
-    steps.push_back(versions_[i].exactness);
-  return verifyPrograms(*versions_[0].program, program(),
-                        combineTolerances(steps), options);
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 1; i <= current_; ++i)
+      steps.push_back(versions_[i].exactness);
+    first = versions_[0].program;
+    now = programPtr();
+  }
+  return verifyPrograms(*first, *now, combineTolerances(steps), options);
 }
 
 VerifyReport Workspace::verifyStep(std::size_t index,
                                    const VerifyOptions &options) const {
-  if (index == 0 || index >= versions_.size())
-    throw Error("there is no step " + std::to_string(index) + " to verify");
-  return verifyPrograms(*versions_[index - 1].program,
-                        *versions_[index].program, versions_[index].exactness,
-                        options);
+  std::shared_ptr<const ir::Program> before, after;
+  transforms::Exactness exactness;
+  {
+    std::lock_guard lock(mutex_);
+    if (index == 0 || index >= versions_.size())
+      throw Error("there is no step " + std::to_string(index) + " to verify");
+    before = versions_[index - 1].program;
+    after = versions_[index].program;
+    exactness = versions_[index].exactness;
+  }
+  return verifyPrograms(*before, *after, exactness, options);
 }
 
 int Workspace::addObserver(Observer observer) {
+  std::lock_guard lock(mutex_);
   observers_.emplace_back(nextObserver_, std::move(observer));
   return nextObserver_++;
 }
 
 void Workspace::removeObserver(int id) {
+  std::lock_guard lock(mutex_);
   std::erase_if(observers_, [&](const auto &o) { return o.first == id; });
 }
 
 void Workspace::notify(const Change &change) const {
-  for (const auto &[id, observer] : observers_) {
+  // A copy: an observer may add or remove observers (itself included).
+  auto observers = observers_;
+  for (const auto &[id, observer] : observers) {
     try {
       observer(*this, change);
+    } catch (const Interrupted &) {
+      throw;
+    } catch (abi::__forced_unwind &) {
+      throw;
     } catch (...) {
       // The change is complete; a failing listener must not undo it.
     }

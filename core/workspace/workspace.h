@@ -14,6 +14,12 @@
 /// - recipe() is the list of steps up to the current version; replay()
 ///   applies a recipe all-or-nothing.
 /// - Observers hear about every change (the GUI redraws).
+/// - Threads: every member function that changes the workspace, lists
+///   matches, checks or verifies holds the workspace's (recursive) lock,
+///   so calls from several threads take turns; the inline accessors do
+///   not, so a reader on another thread holds lock() while it reads. A
+///   change requested from inside a running step (a plugin calling undo)
+///   is refused with a weir::Error, never interleaved.
 /// - verify() runs the imported program and the current one on the same
 ///   seeded inputs and compares outputs within the loosest tolerance the
 ///   applied steps declare.
@@ -27,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -119,7 +126,14 @@ public:
   int addObserver(Observer observer);
   void removeObserver(int id);
 
+  /// The workspace's lock, for reading it from another thread.
+  std::unique_lock<std::recursive_mutex> lock() const {
+    return std::unique_lock(mutex_);
+  }
+
 private:
+  /// Marks a change in progress; throws when one already is.
+  class Busy;
   void notify(const Change &change) const;
   /// The version `step` produces from `from`; throws and changes nothing.
   Version derive(const ir::Program &from, const Step &step) const;
@@ -130,6 +144,8 @@ private:
   transforms::MatchCache cache_;
   std::vector<std::pair<int, Observer>> observers_;
   int nextObserver_ = 1;
+  mutable std::recursive_mutex mutex_;
+  bool busy_ = false; ///< a step is being applied (guarded by mutex_)
 };
 
 } // namespace weir::workspace

@@ -1,7 +1,8 @@
 /// \file
 /// weir::Error becomes `weir.Error` (a subclass of RuntimeError) carrying
-/// the same message; errors from the standard library keep pybind11's usual
-/// translations (ValueError, IndexError, ...).
+/// the same message; weir::Interrupted (Ctrl+C or sys.exit inside a plugin)
+/// becomes KeyboardInterrupt or SystemExit again; errors from the standard
+/// library keep pybind11's usual translations (ValueError, IndexError, ...).
 
 #include "ir/error.h"
 #include "python/src/bindings.h"
@@ -18,6 +19,12 @@ void defineErrors(py::module_ &m) {
         std::rethrow_exception(p);
     } catch (const weir::Error &e) {
       PyErr_SetString(error.ptr(), e.what());
+    } catch (const weir::Interrupted &e) {
+      // Ctrl+C or sys.exit inside a plugin: raised again as what it was.
+      if (e.exit())
+        PyErr_SetString(PyExc_SystemExit, e.what());
+      else
+        PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     }
   });
 }

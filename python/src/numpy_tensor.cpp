@@ -11,9 +11,12 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 
 namespace weir::python {
+
+using namespace pybind11::literals;
 
 py::dtype numpyDType(ir::DType t) {
   switch (t) {
@@ -81,6 +84,18 @@ runtime::Tensor toTensor(const py::array &array, ir::DType want,
                   py::str(target).cast<std::string>() + ")");
     a = a.attr("astype")(target);
   }
+  // Wrapped only when C-contiguous and aligned to the element size (as
+  // Tensor::wrap requires, and the bf16 rounding below reads floats): a
+  // misaligned buffer, e.g. np.frombuffer at an odd offset, becomes an
+  // aligned C-ordered copy.
+  bool aligned =
+      (a.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_) &&
+      reinterpret_cast<std::uintptr_t>(a.data()) %
+              static_cast<std::uintptr_t>(std::max<py::ssize_t>(a.itemsize(), 1)) ==
+          0;
+  if (!(a.flags() & py::array::c_style) || !aligned)
+    a = py::module_::import("numpy").attr("array")(a, "order"_a = "C",
+                                                   "copy"_a = true);
   if (want == ir::DType::BF16) {
     // float32 values, rounded to bf16 into a tensor of its own.
     auto f = py::array_t<float, py::array::c_style | py::array::forcecast>(a);
@@ -89,8 +104,6 @@ runtime::Tensor toTensor(const py::array &array, ir::DType want,
       t.setFromDouble(i, f.data()[i]);
     return t;
   }
-  if (!(a.flags() & py::array::c_style))
-    a = py::module_::import("numpy").attr("ascontiguousarray")(a);
   return runtime::Tensor::wrap(want, shapeOf(a), holdArray(a),
                                static_cast<const std::byte *>(a.data()));
 }
@@ -123,7 +136,13 @@ interp::TensorMap toTensorMap(const py::dict &inputs,
                               const ir::Program &program) {
   interp::TensorMap out;
   for (auto [key, value] : inputs) {
-    auto name = py::cast<std::string>(key);
+    if (!py::isinstance<py::str>(key))
+      throw Error("input names are strings, not " +
+                  py::repr(key).cast<std::string>() + " (a " +
+                  py::str(py::type::of(key).attr("__name__"))
+                      .cast<std::string>() +
+                  ")");
+    auto name = key.cast<std::string>();
     if (std::find(program.inputs.begin(), program.inputs.end(), name) ==
         program.inputs.end()) {
       std::string known;

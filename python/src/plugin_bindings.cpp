@@ -10,8 +10,8 @@
 
 #include <pybind11/stl.h>
 
-#include <mutex>
 #include <set>
+#include <utility>
 
 namespace weir::python {
 
@@ -104,8 +104,10 @@ void registerPlugin(py::object instance, const py::dict &decl) {
                         decl["pattern_edges"].cast<py::list>());
   d.timeLimitSeconds = decl["time_limit"].cast<double>();
   d.sourceFile = decl["source"].cast<std::string>();
-  if (!(d.timeLimitSeconds > 0))
-    throw Error("plugin '" + d.id + "': time_limit must be positive");
+  // A day at most: longer waits overflow the clock's duration type.
+  if (!(d.timeLimitSeconds > 0 && d.timeLimitSeconds <= 86400))
+    throw Error("plugin '" + d.id + "': time_limit must be between 0 and "
+                "86400 seconds");
   if (!py::hasattr(instance, "apply"))
     throw Error("plugin '" + d.id + "' has no apply(editor, match, params)");
 
@@ -131,9 +133,11 @@ void registerPlugin(py::object instance, const py::dict &decl) {
 }
 
 void unregisterPlugins() {
-  for (const std::string &id : pluginIds())
+  // Taken out first: a plugin's destructor runs Python, which may register
+  // or unregister plugins meanwhile.
+  std::set<std::string> ids = std::exchange(pluginIds(), {});
+  for (const std::string &id : ids)
     transforms::unregisterTransformation(id);
-  pluginIds().clear();
 }
 
 } // namespace

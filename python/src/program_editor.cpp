@@ -16,7 +16,19 @@ ProgramEditor::ProgramEditor(const ir::Program &program)
     : program_(program), idMap_(transforms::identityIdMap(program)),
       firstNewId_(program.nextNodeId()) {}
 
+void ProgramEditor::live() const {
+  if (finished_)
+    throw Error("this editor's apply() has ended; its edits are in the "
+                "result, and it cannot edit any more");
+}
+
+const ir::Program &ProgramEditor::program() const {
+  live();
+  return program_;
+}
+
 ir::State &ProgramEditor::state(const std::string &name) {
+  live();
   return transforms::stateNamed(program_, name);
 }
 
@@ -29,6 +41,7 @@ ir::Node &ProgramEditor::node(const std::string &s, ir::NodeId id) {
 
 void ProgramEditor::addContainer(const std::string &name, ir::DType dtype,
                                  std::vector<ir::Expr> shape, bool transient) {
+  live();
   ir::Container c;
   c.name = name;
   c.dtype = dtype;
@@ -39,11 +52,13 @@ void ProgramEditor::addContainer(const std::string &name, ir::DType dtype,
 }
 
 std::string ProgramEditor::freshName(const std::string &base) const {
+  live();
   return transforms::freshContainerName(program_, base);
 }
 
 ir::NodeId ProgramEditor::addAccess(const std::string &s,
                                     const std::string &container) {
+  live();
   program_.container(container); // names it in the error when missing
   return ir::addAccess(program_, state(s), container);
 }
@@ -191,6 +206,7 @@ void ProgramEditor::setMap(const std::string &s, ir::NodeId id,
 }
 
 std::vector<std::string> ProgramEditor::removeUnused() {
+  live();
   return transforms::removeUnused(program_, &idMap_);
 }
 
@@ -230,6 +246,8 @@ void ProgramEditor::updateFlops(const std::string &s, ir::NodeId id) {
 }
 
 transforms::ApplyResult ProgramEditor::finish() {
+  live();
+  finished_ = true;
   for (ir::State &s : program_.states)
     for (ir::Node &n : s.nodes)
       if (n.kind == ir::NodeKind::Library && !n.library().flops)

@@ -21,7 +21,7 @@ class ProgramEditor {
 public:
   explicit ProgramEditor(const ir::Program &program);
 
-  const ir::Program &program() const { return program_; }
+  const ir::Program &program() const;
   ir::State &state(const std::string &name);
 
   /// Adds a container; throws when the name is taken (freshName() gives a
@@ -78,14 +78,19 @@ public:
 
   /// The edited program with its id map; library nodes added without a FLOP
   /// count get the catalog's estimate from their connected containers.
+  /// After it, every call throws (a plugin that kept its editor past
+  /// apply() is told so instead of editing nothing).
   transforms::ApplyResult finish();
 
 private:
   ir::Node &node(const std::string &state, ir::NodeId id);
+  /// Throws once finish() ran.
+  void live() const;
 
   ir::Program program_;
   transforms::IdMap idMap_;
   ir::NodeId firstNewId_; ///< ids from here on are the editor's
+  bool finished_ = false;
 };
 
 } // namespace weir::python

@@ -61,28 +61,57 @@ py::object callWithLimit(const std::function<py::object()> &f, double seconds) {
         return;
     }
   });
-  py::object result;
-  std::exception_ptr error;
+  // Tells the watchdog the call ended. On the normal and error paths the
+  // watchdog is joined (the GIL released, since it may be waiting for it);
+  // when the thread itself is being torn down (interpreter exit cancels
+  // daemon threads), it is left to end on its own — it holds only `sh`.
+  struct Stop {
+    std::shared_ptr<Shared> sh;
+    std::thread &watchdog;
+    void signal() {
+      {
+        std::lock_guard guard(sh->m);
+        sh->done = true;
+      }
+      sh->cv.notify_all();
+    }
+    ~Stop() {
+      if (watchdog.joinable()) {
+        signal();
+        watchdog.detach();
+      }
+    }
+  } stop{sh, watchdog};
+  auto finish = [&] {
+    stop.signal();
+    {
+      py::gil_scoped_release release;
+      watchdog.join();
+    }
+    if (sh->fired) // an exception raised but not yet delivered must not leak
+      PyThreadState_SetAsyncExc(thread, nullptr);
+  };
   try {
-    result = f();
-  } catch (...) {
-    error = std::current_exception();
+    py::object result = f();
+    finish();
+    return result;
+  } catch (py::error_already_set &) {
+    finish();
+    throw;
+  } catch (const std::exception &) {
+    finish();
+    throw;
   }
-  {
-    std::lock_guard guard(sh->m);
-    sh->done = true;
-  }
-  sh->cv.notify_all();
-  {
-    // The watchdog may be waiting for the GIL to see `done`.
-    py::gil_scoped_release release;
-    watchdog.join();
-  }
-  if (sh->fired) // an exception raised but not yet delivered must not leak
-    PyThreadState_SetAsyncExc(thread, nullptr);
-  if (error)
-    std::rethrow_exception(error);
-  return result;
+}
+
+/// Ctrl+C and sys.exit inside a plugin stop the command, not just the step.
+[[noreturn]] void rethrowIfInterrupt(py::error_already_set &e,
+                                     const std::string &id) {
+  if (e.matches(PyExc_KeyboardInterrupt))
+    throw Interrupted("interrupted in plugin '" + id + "'");
+  if (e.matches(PyExc_SystemExit))
+    throw Interrupted("plugin '" + id + "' asked to exit", true);
+  throw;
 }
 
 /// "ValueError: bad node" from a Python exception.
@@ -154,6 +183,8 @@ PythonTransformation::check(const ir::Program &program,
             py::repr(r).cast<std::string>(),
         nodes);
   } catch (py::error_already_set &e) {
+    if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit))
+      rethrowIfInterrupt(e, d_.id);
     if (e.matches(gTimeLimit))
       return transforms::CheckResult::failure(
           "plugin '" + d_.id + "' ran past its time limit of " +
@@ -178,6 +209,8 @@ PythonTransformation::apply(const ir::Program &program,
         },
         d_.timeLimitSeconds);
   } catch (py::error_already_set &e) {
+    if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit))
+      rethrowIfInterrupt(e, d_.id);
     if (e.matches(gTimeLimit))
       throw Error("plugin '" + d_.id + "' ran past its time limit of " +
                   seconds(d_.timeLimitSeconds) +

@@ -211,6 +211,16 @@ workspace::VerifyOptions verifyOptions(std::uint64_t seed,
   return o;
 }
 
+/// Runs `f` with the GIL released and the workspace locked. Every call
+/// into a workspace goes through here (or releases the GIL before the
+/// workspace locks itself): a step on another thread holds the lock while
+/// its plugin needs the GIL.
+template <class F> auto locked(const Workspace &w, F &&f) {
+  py::gil_scoped_release release;
+  auto lock = w.lock();
+  return f();
+}
+
 std::string kindName(workspace::ChangeKind k) {
   switch (k) {
   case workspace::ChangeKind::Applied:
@@ -240,10 +250,17 @@ void defineWorkspace(py::module_ &m) {
       .def(py::init(&makeWorkspace), py::arg("program"),
            "A workspace on `program` (from weir.load, which also records the "
            "model file so the workspace can be saved as a session).")
-      .def_property_readonly("program", [](const Workspace &w) { return share(w.programPtr()); },
-                             "The current version's program.")
       .def_property_readonly(
-          "hash", [](const Workspace &w) { return ir::hashHex(w.hash()); },
+          "program",
+          [](const Workspace &w) {
+            return share(locked(w, [&] { return w.programPtr(); }));
+          },
+          "The current version's program.")
+      .def_property_readonly(
+          "hash",
+          [](const Workspace &w) {
+            return ir::hashHex(locked(w, [&] { return w.hash(); }));
+          },
           "The current program's structural hash (16 hex digits).")
       .def_property_readonly(
           "model_path", [](const Workspace &w) { return w.source().modelPath; },
@@ -251,25 +268,35 @@ void defineWorkspace(py::module_ &m) {
       .def_property_readonly(
           "history",
           [](const Workspace &w) {
-            std::vector<HistoryEntry> out;
-            for (std::size_t i = 0; i < w.versions().size(); ++i) {
-              const workspace::Version &v = w.versions()[i];
-              out.push_back({i, v.step, v.hash, v.seconds, v.exactness,
-                             i == w.current()});
-            }
-            return out;
+            return locked(w, [&] {
+              std::vector<HistoryEntry> out;
+              for (std::size_t i = 0; i < w.versions().size(); ++i) {
+                const workspace::Version &v = w.versions()[i];
+                out.push_back({i, v.step, v.hash, v.seconds, v.exactness,
+                               i == w.current()});
+              }
+              return out;
+            });
           },
           "Every version: [0] is the program as imported, [k] the result of "
           "step k. Versions after `current` are what redo() reaches.")
-      .def_property_readonly("current", &Workspace::current,
-                             "Index of the current version in `history`.")
-      .def_property_readonly("can_undo", &Workspace::canUndo,
-                             "Whether there is a version before the current one.")
-      .def_property_readonly("can_redo", &Workspace::canRedo,
-                             "Whether there is a version after the current one.")
+      .def_property_readonly(
+          "current",
+          [](const Workspace &w) { return locked(w, [&] { return w.current(); }); },
+          "Index of the current version in `history`.")
+      .def_property_readonly(
+          "can_undo",
+          [](const Workspace &w) { return locked(w, [&] { return w.canUndo(); }); },
+          "Whether there is a version before the current one.")
+      .def_property_readonly(
+          "can_redo",
+          [](const Workspace &w) { return locked(w, [&] { return w.canRedo(); }); },
+          "Whether there is a version after the current one.")
       .def(
           "candidates",
-          [](Workspace &w, const std::string &id) { return w.matches(id); },
+          [](Workspace &w, const std::string &id) {
+            return locked(w, [&] { return w.matches(id); });
+          },
           py::arg("transformation"),
           "Every match of the transformation's pattern in the current "
           "version (from an incremental cache), not yet checked: check() "
@@ -278,8 +305,9 @@ void defineWorkspace(py::module_ &m) {
       .def(
           "all_candidates",
           [](Workspace &w) {
+            auto all = locked(w, [&] { return w.allMatches(); });
             py::dict d;
-            for (auto &[id, ms] : w.allMatches())
+            for (auto &[id, ms] : all)
               d[py::str(id)] = ms;
             return d;
           },
@@ -292,8 +320,7 @@ void defineWorkspace(py::module_ &m) {
             auto t = transforms::requireTransformation(id);
             transforms::Match mt = toMatch(match, *t);
             transforms::Params p = toParams(params);
-            py::gil_scoped_release release;
-            return w.check(id, mt, p);
+            return locked(w, [&] { return w.check(id, mt, p); });
           },
           py::arg("transformation"), py::arg("match") = py::none(),
           py::pos_only(),
@@ -306,8 +333,7 @@ void defineWorkspace(py::module_ &m) {
             auto t = transforms::requireTransformation(id);
             transforms::Match mt = toMatch(match, *t);
             transforms::Params p = toParams(params);
-            py::gil_scoped_release release;
-            w.apply(id, mt, p);
+            locked(w, [&] { w.apply(id, mt, p); });
             return w;
           },
           py::arg("transformation"), py::arg("match") = py::none(),
@@ -317,27 +343,34 @@ void defineWorkspace(py::module_ &m) {
           "parameters as keyword arguments. Raises weir.Error with the reason "
           "when it does not apply; the workspace is then unchanged. Returns "
           "the workspace.")
-      .def("undo", &Workspace::undo, "Back one version (weir.Error at the first).")
-      .def("redo", &Workspace::redo,
-           "Forward one version (weir.Error when there is none).")
-      .def("revert", &Workspace::revert, py::arg("index"),
-           "Make history[index] current; later versions stay for redo().")
+      .def(
+          "undo", [](Workspace &w) { locked(w, [&] { w.undo(); }); },
+          "Back one version (weir.Error at the first).")
+      .def(
+          "redo", [](Workspace &w) { locked(w, [&] { w.redo(); }); },
+          "Forward one version (weir.Error when there is none).")
+      .def(
+          "revert",
+          [](Workspace &w, std::size_t index) { locked(w, [&] { w.revert(index); }); },
+          py::arg("index"),
+          "Make history[index] current; later versions stay for redo().")
       .def_property_readonly(
           "recipe",
-          [](const Workspace &w) { return PyRecipe{w.recipe(), w.source().modelPath}; },
+          [](const Workspace &w) {
+            return PyRecipe{locked(w, [&] { return w.recipe(); }),
+                            w.source().modelPath};
+          },
           "The steps up to the current version.")
       .def(
           "replay",
           [](Workspace &w, const PyRecipe &r) {
-            py::gil_scoped_release release;
-            w.replay(r.recipe);
+            locked(w, [&] { w.replay(r.recipe); });
           },
           py::arg("recipe"), "Applies every step of `recipe`; all or nothing.")
       .def(
           "auto",
           [](Workspace &w, const std::string &target) {
-            py::gil_scoped_release release;
-            return workspace::applyAutoRecipe(w, target);
+            return locked(w, [&] { return workspace::applyAutoRecipe(w, target); });
           },
           py::arg("target") = "cpu",
           "Applies the auto recipe for `target`; returns the number of steps.")
@@ -347,8 +380,9 @@ void defineWorkspace(py::module_ &m) {
              const ir::Bindings &dims, std::optional<double> rtol,
              std::optional<double> atol, int threads) {
             // Inputs are those of the imported program (verify runs both).
+            auto first = locked(w, [&] { return w.versions().front().program; });
             auto o = verifyOptions(seed, inputs, dims, rtol, atol, threads,
-                                   *w.versions().front().program);
+                                   *first);
             py::gil_scoped_release release;
             return w.verify(o);
           },
@@ -373,8 +407,9 @@ void defineWorkspace(py::module_ &m) {
           [](const Workspace &w, const std::string &target, int threads,
              const std::string &gemm,
              const std::map<std::string, std::string> &impl) {
+            ProgramPtr p = share(locked(w, [&] { return w.programPtr(); }));
             return py::module_::import("weir._weir")
-                .attr("compile")(share(w.programPtr()), py::arg("target") = target,
+                .attr("compile")(p, py::arg("target") = target,
                                  py::arg("threads") = threads,
                                  py::arg("gemm") = gemm, py::arg("impl") = impl);
           },
@@ -385,8 +420,7 @@ void defineWorkspace(py::module_ &m) {
       .def(
           "save",
           [](const Workspace &w, const std::filesystem::path &path, bool snapshot) {
-            py::gil_scoped_release release;
-            workspace::saveSession(w, path, {snapshot});
+            locked(w, [&] { workspace::saveSession(w, path, {snapshot}); });
           },
           py::arg("path"), py::kw_only(), py::arg("snapshot") = false,
           "Saves the session (model path and digest, recipe, hash; with "
@@ -400,7 +434,8 @@ void defineWorkspace(py::module_ &m) {
                   py::gil_scoped_acquire gil;
                   cb.reset();
                 });
-            return w.addObserver([holder](const Workspace &, const workspace::Change &c) {
+            workspace::Observer observer = [holder](const Workspace &,
+                                                    const workspace::Change &c) {
               py::gil_scoped_acquire gil;
               try {
                 (*holder)(kindName(c.kind), c.from, c.to);
@@ -409,14 +444,18 @@ void defineWorkspace(py::module_ &m) {
                 // Python does for errors it cannot raise.
                 e.discard_as_unraisable("weir: on_change callback");
               }
-            });
+            };
+            return locked(w, [&] { return w.addObserver(std::move(observer)); });
           },
           py::arg("callback"),
           "Calls callback(kind, from_index, to_index) after every change "
           "('applied', 'undone', 'redone', 'reverted'); returns an id for "
           "remove_observer. An exception in the callback is printed (as "
           "an unraisable exception) and does not undo the change.")
-      .def("remove_observer", &Workspace::removeObserver, py::arg("id"),
+      .def(
+          "remove_observer",
+          [](Workspace &w, int id) { locked(w, [&] { w.removeObserver(id); }); },
+          py::arg("id"),
            "Stops the callback on_change returned `id` for.")
       .def("__repr__", [](const Workspace &w) {
         return "<Workspace " + w.program().name + ": version " +

@@ -33,7 +33,10 @@ step with its message; the workspace stays as it was.
 Discovery: load_plugins() imports every *.py file (not starting with "_") in
 Weir's plugins/ folder, in each folder of $WEIR_PLUGIN_PATH (separated by
 ":"), and in ~/.local/share/weir/plugins, in that order. A file that fails to
-import is skipped with a warning; plugin_errors() lists them.
+import is skipped with a warning; plugin_errors() lists them, and none of its
+plugins stays registered (not even those its decorators registered before the
+error). Reloading a file replaces its plugins; one it no longer registers (a
+class renamed or removed) leaves the registry.
 """
 
 import importlib.util
@@ -133,13 +136,22 @@ def load_plugins(paths=None):
     """Imports the plugin files of `paths` (default: plugin_paths()).
 
     Returns the ids the files registered (again, for a file loaded before: a
-    reload replaces its plugins). A file that raises is skipped with a
-    warning naming it and the line; plugin_errors() keeps the list.
+    reload replaces its plugins, and drops those it no longer registers). A
+    file that raises is skipped, with none of its plugins registered, and a
+    warning naming it and the line; plugin_errors() keeps the list. A folder
+    of `paths` that does not exist is listed and warned about the same way
+    (the default folders need not exist).
     """
     start = len(_registered)
+    explicit = paths is not None
     for folder in plugin_paths() if paths is None else paths:
         if not os.path.isdir(folder):
+            # The default folders need not exist; one asked for must.
+            if explicit:
+                _report(os.fspath(folder), f"{folder}: no such folder",
+                        stacklevel=2)
             continue
+        _errors[:] = [e for e in _errors if e[0] != os.fspath(folder)]
         for name in sorted(os.listdir(folder)):
             if not name.endswith(".py") or name.startswith("_"):
                 continue
@@ -160,10 +172,20 @@ def _location(e, path):
     return f"line {last.lineno} of {last.filename}"
 
 
+def _report(path, message, stacklevel):
+    """Lists `path` in plugin_errors() (in place of an earlier entry) and
+    warns with `message`."""
+    _errors[:] = [e for e in _errors if e[0] != path]
+    _errors.append((path, message))
+    warnings.warn(f"weir: plugin not loaded: {message}",
+                  stacklevel=stacklevel + 1)
+
+
 def _load_file(path):
     _errors[:] = [e for e in _errors if e[0] != path]  # this load decides
     module_name = "weir_plugin_" + "".join(
         c if c.isalnum() else "_" for c in os.path.abspath(path))
+    start = len(_registered)
     try:
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
@@ -171,9 +193,21 @@ def _load_file(path):
         spec.loader.exec_module(module)
     except Exception as e:  # a broken plugin must not stop Weir
         sys.modules.pop(module_name, None)
-        message = f"{path}: {type(e).__name__}: {e} ({_location(e, path)})"
-        _errors.append((path, message))
-        warnings.warn(f"weir: plugin not loaded: {message}", stacklevel=2)
+        # Nothing of a file that failed stays registered: the decorators
+        # that ran before the error registered their classes already.
+        for pid in _registered[start:]:
+            unregister(pid)
+        del _registered[start:]  # nor among the ids load_plugins returns
+        _report(path, f"{path}: {type(e).__name__}: {e} "
+                      f"({_location(e, path)})", stacklevel=3)
+        return
+    # A reload: the plugins this file registered before and did not
+    # register again (a class renamed or removed) leave the registry.
+    again = set(_registered[start:])
+    here = os.path.abspath(path)
+    for pid, source in list(_loaded.items()):
+        if pid not in again and os.path.abspath(source) == here:
+            unregister(pid)
 
 
 def unregister(id):
