@@ -26,8 +26,9 @@ PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover) {
     py::initialize_interpreter(false, 0, nullptr, false);
   try {
     py::module_ sys = py::module_::import("sys");
-    // Installed: <prefix>/bin/weir and <prefix>/<python dir>/weir; else the
-    // build tree. Appended, so PYTHONPATH still wins.
+    // Installed: <prefix>/bin/weir and <prefix>/<python dir>/weir (an
+    // absolute python dir is used as it is); else the build tree.
+    // Appended, so PYTHONPATH still wins.
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);

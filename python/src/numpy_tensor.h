@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Tensors to and from numpy without copies where the layout allows: a
-/// C-contiguous array of the right dtype is wrapped (the tensor holds a
+/// C-contiguous, aligned array of the right dtype is wrapped (the tensor holds a
 /// reference to it), and an output tensor becomes an array over its own
 /// buffer. numpy has no bfloat16, so bf16 tensors travel as float32 copies.
 
