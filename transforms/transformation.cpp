@@ -171,6 +171,18 @@ Params resolveParams(const Transformation &t, const Params &params) {
   return out;
 }
 
+namespace {
+
+/// "conv, mid, bn": the pattern's roles in order.
+std::string roleList(const Pattern &pattern) {
+  std::string r;
+  for (const PatternNode &n : pattern.nodes)
+    r += (r.empty() ? "" : ", ") + n.role;
+  return r;
+}
+
+} // namespace
+
 CheckResult checkMatch(const ir::Program &program, const Transformation &t,
                        const Match &match, const Params &params) {
   const Pattern &pattern = t.pattern();
@@ -181,12 +193,9 @@ CheckResult checkMatch(const ir::Program &program, const Transformation &t,
           "bind no roles");
   } else {
     if (match.state.empty() && match.roles.empty())
-      return CheckResult::failure("it needs a match binding the roles " + [&] {
-        std::string r;
-        for (const PatternNode &n : pattern.nodes)
-          r += (r.empty() ? "" : ", ") + n.role;
-        return r;
-      }() + " (list them with `weir matches`)");
+      return CheckResult::failure("it needs a match binding the roles " +
+                                  roleList(pattern) +
+                                  " (list them with `weir matches`)");
     const ir::State *state = nullptr;
     for (const ir::State &s : program.states)
       if (s.name == match.state)
@@ -196,12 +205,8 @@ CheckResult checkMatch(const ir::Program &program, const Transformation &t,
     std::vector<ir::NodeId> binding;
     for (std::size_t k = 0; k < pattern.nodes.size(); ++k) {
       if (k >= match.roles.size() || match.roles[k].first != pattern.nodes[k].role)
-        return CheckResult::failure("the match must bind the roles " + [&] {
-          std::string r;
-          for (const PatternNode &n : pattern.nodes)
-            r += (r.empty() ? "" : ", ") + n.role;
-          return r;
-        }() + " in that order");
+        return CheckResult::failure("the match must bind the roles " +
+                                    roleList(pattern) + " in that order");
       binding.push_back(match.roles[k].second);
     }
     if (match.roles.size() != pattern.nodes.size())

@@ -12,6 +12,7 @@
 #include "ir/validate.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
+#include "transforms/program_checks.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -33,23 +34,6 @@ const transforms::Transformation &fusion() {
 
 std::vector<Match> fusionMatches(const ir::Program &p) {
   return transforms::findMatches(p, fusion());
-}
-
-void expectValid(const ir::Program &p) {
-  for (const ir::Diagnostic &d : ir::validate(p))
-    EXPECT_NE(d.severity, ir::Severity::Error) << d.str();
-}
-
-int countNodes(const ir::Program &p, ir::NodeKind kind) {
-  int n = 0;
-  for (const ir::State &s : p.states)
-    for (const ir::Node &node : s.nodes)
-      n += node.kind == kind;
-  return n;
-}
-
-std::int64_t bytesMoved(const ir::Program &p) {
-  return ir::analyze(p).bytesMoved.evaluate({{"N", 1}});
 }
 
 /// Both programs, expanded, give bit-identical outputs on the reference
@@ -440,38 +424,12 @@ TEST(MapFusion, KeepsTheProducersSchedule) {
 
 // --- the bundled models ----------------------------------------------------
 
-ir::Program expandedModel(const char *name) {
-  ir::Program p = onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
-                                           "/resources/models/" + name)
-                      .program;
-  return transforms::applyChecked(
-             p, *transforms::requireTransformation("expand-all"), Match{})
-      .program;
-}
-
-/// Fuses until no match passes its check, recomputing the matches after
-/// every fusion; returns the number of fusions.
-int fuseToFixedPoint(ir::Program &p) {
-  int fused = 0;
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (const Match &m : fusionMatches(p))
-      if (transforms::checkMatch(p, fusion(), m)) {
-        p = transforms::applyChecked(p, fusion(), m).program;
-        ++fused;
-        progress = true;
-        break;
-      }
-  }
-  return fused;
-}
-
 TEST(MapFusion, BundledModelsToAFixedPoint) {
   for (const char *name : {"cnn.onnx", "mlp.onnx", "transformer.onnx"}) {
     SCOPED_TRACE(name);
     ir::Program before = expandedModel(name);
     ir::Program after = before;
-    int fused = fuseToFixedPoint(after);
+    int fused = toFixedPoint(after, fusion());
     expectValid(after);
     std::int64_t b0 = bytesMoved(before), b1 = bytesMoved(after);
     std::cout << "[ map-fusion ] " << name << ": " << fused << " fusions, "

@@ -13,6 +13,7 @@
 #include "ir/validate.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
+#include "transforms/program_checks.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -39,19 +40,6 @@ const transforms::Transformation &mapFusion() {
 
 std::vector<Match> fusionMatches(const ir::Program &p) {
   return transforms::findMatches(p, fusion());
-}
-
-void expectValid(const ir::Program &p) {
-  for (const ir::Diagnostic &d : ir::validate(p))
-    EXPECT_NE(d.severity, ir::Severity::Error) << d.str();
-}
-
-int countNodes(const ir::Program &p, ir::NodeKind kind) {
-  int n = 0;
-  for (const ir::State &s : p.states)
-    for (const ir::Node &node : s.nodes)
-      n += node.kind == kind;
-  return n;
 }
 
 const ir::Node &onlyTasklet(const ir::Program &p) {
@@ -102,22 +90,6 @@ std::string reason(const ir::Program &p, const Match &m,
   return c.reason;
 }
 
-/// Applies `t` until no match passes its check, recomputing the matches
-/// after every step; returns the number of steps.
-int toFixedPoint(ir::Program &p, const transforms::Transformation &t) {
-  int applied = 0;
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (const Match &m : transforms::findMatches(p, t))
-      if (transforms::checkMatch(p, t, m)) {
-        p = transforms::applyChecked(p, t, m).program;
-        ++applied;
-        progress = true;
-        break;
-      }
-  }
-  return applied;
-}
 
 /// Applies `ms` in the given order, each to the program the previous one
 /// produced, as a script holding a precomputed list does; with `forward`,
@@ -556,15 +528,6 @@ TEST(TaskletFusion, RefusesTaskletsThatAreOnlyOrdered) {
 }
 
 // --- the bundled models ----------------------------------------------------
-
-ir::Program expandedModel(const char *name) {
-  ir::Program p = onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
-                                           "/resources/models/" + name)
-                      .program;
-  return transforms::applyChecked(
-             p, *transforms::requireTransformation("expand-all"), Match{})
-      .program;
-}
 
 TEST(TaskletFusion, BundledModelsToAFixedPoint) {
   for (const char *name : {"cnn.onnx", "mlp.onnx", "transformer.onnx"}) {
