@@ -1,10 +1,13 @@
 #pragma once
 /// \file
 /// Checks the transformation tests share: validity, node counts, bytes
-/// moved, a transformation applied to a fixed point, and the bundled models
-/// after expand-all.
+/// moved, bit-identical outputs, a transformation applied to a fixed point,
+/// and the bundled models after expand-all.
 
+#include "core/interp/interpreter.h"
 #include "core/onnx/import.h"
+#include "core/runtime/random_tensor.h"
+#include "core/workspace/verify.h"
 #include "ir/analysis.h"
 #include "ir/validate.h"
 #include "transforms/registry.h"
@@ -12,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 namespace weir::transforms_testing {
@@ -50,6 +54,30 @@ inline int toFixedPoint(ir::Program &p, const transforms::Transformation &t) {
       }
   }
   return applied;
+}
+
+/// Both programs, expanded, give bit-identical outputs on the reference
+/// interpreter and on the CPU JIT (verifyPrograms within `exactness`).
+inline void expectEquivalent(const ir::Program &before,
+                             const ir::Program &after,
+                             const transforms::Exactness &exactness,
+                             std::uint64_t seed = 7) {
+  workspace::VerifyReport v =
+      workspace::verifyPrograms(before, after, exactness, {.seed = seed});
+  EXPECT_TRUE(v.ok) << v.str();
+  ir::Program a = before, b = after;
+  for (ir::Program *q : {&a, &b})
+    if (countNodes(*q, ir::NodeKind::Library) > 0)
+      *q = transforms::applyChecked(
+               *q, *transforms::requireTransformation("expand-all"), {})
+               .program;
+  interp::TensorMap in = runtime::randomInputs(a, seed, {{"N", 2}});
+  interp::TensorMap x = interp::interpret(a, in), y = interp::interpret(b, in);
+  for (const auto &[name, t] : x) {
+    ASSERT_EQ(t.byteSize(), y.at(name).byteSize()) << name;
+    EXPECT_EQ(std::memcmp(t.data(), y.at(name).data(), t.byteSize()), 0)
+        << name;
+  }
 }
 
 /// A bundled model (resources/models/NAME) with every operator expanded.

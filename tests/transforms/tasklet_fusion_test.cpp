@@ -61,26 +61,11 @@ void expectSameCosts(const ir::Program &before, const ir::Program &after) {
   EXPECT_EQ(a.bytesMoved, b.bytesMoved);
 }
 
-/// Both programs, expanded, give bit-identical outputs on the reference
-/// interpreter and on the CPU JIT (verifyPrograms).
+/// Bit-identical outputs before and after (program_checks.h).
 void expectEquivalent(const ir::Program &before, const ir::Program &after,
                       std::uint64_t seed = 7) {
-  workspace::VerifyReport v = workspace::verifyPrograms(
-      before, after, fusion().exactness(), {.seed = seed});
-  EXPECT_TRUE(v.ok) << v.str();
-  ir::Program a = before, b = after;
-  for (ir::Program *q : {&a, &b})
-    if (countNodes(*q, ir::NodeKind::Library) > 0)
-      *q = transforms::applyChecked(
-               *q, *transforms::requireTransformation("expand-all"), Match{})
-               .program;
-  interp::TensorMap in = runtime::randomInputs(a, seed, {{"N", 2}});
-  interp::TensorMap x = interp::interpret(a, in), y = interp::interpret(b, in);
-  for (const auto &[name, t] : x) {
-    ASSERT_EQ(t.byteSize(), y.at(name).byteSize()) << name;
-    EXPECT_EQ(std::memcmp(t.data(), y.at(name).data(), t.byteSize()), 0)
-        << name;
-  }
+  transforms_testing::expectEquivalent(before, after, fusion().exactness(),
+                                       seed);
 }
 
 std::string reason(const ir::Program &p, const Match &m,
