@@ -49,21 +49,6 @@ std::string reason(const ir::Program &p, const Match &m) {
   return c.reason;
 }
 
-/// Maps over one state, sharing access nodes the way expansions do.
-struct Maps {
-  explicit Maps(GraphBuilder &g) : g(g) {}
-  ir::MappedTaskletIds
-  add(const std::string &label, std::vector<std::string> params,
-      std::vector<ir::Range> ranges, std::vector<ir::MappedInput> in,
-      std::string_view code, std::vector<ir::MappedOutput> out) {
-    return ir::addMappedTasklet(g.p, g.p.states.back(), label, params, ranges,
-                                in, code, out, access,
-                                ir::Schedule::CpuParallel);
-  }
-  GraphBuilder &g;
-  ir::AccessNodes access;
-};
-
 ir::Expr sym(const char *s) { return ir::Expr::symbol(s); }
 const ir::Expr i0 = sym("i0"), i1 = sym("i1");
 

@@ -3,6 +3,7 @@
 // name, library nodes wired through access nodes with full-container
 // memlets, the way the ONNX importer builds them.
 
+#include "ir/mapped_tasklet.h"
 #include "ir/program.h"
 #include "unit/ir_builders.h"
 
@@ -114,6 +115,22 @@ private:
     return a;
   }
   std::map<std::string, NodeId> last_;
+};
+
+/// Mapped tasklets added to the builder's last state, sharing access nodes
+/// the way expansions do (cpu-parallel maps).
+struct Maps {
+  explicit Maps(GraphBuilder &g) : g(g) {}
+  ir::MappedTaskletIds
+  add(const std::string &label, std::vector<std::string> params,
+      std::vector<ir::Range> ranges, std::vector<ir::MappedInput> in,
+      std::string_view code, std::vector<ir::MappedOutput> out) {
+    return ir::addMappedTasklet(g.p, g.p.states.back(), label, params, ranges,
+                                in, code, out, access,
+                                ir::Schedule::CpuParallel);
+  }
+  GraphBuilder &g;
+  ir::AccessNodes access;
 };
 
 } // namespace weir::transforms_testing
