@@ -101,24 +101,6 @@ TEST(MapFusion, TwoMapChainGolden) {
   EXPECT_EQ(bytesMoved(g.p) - bytesMoved(r.program), 2 * 4 * 6 * 4);
 }
 
-/// x -> a -> t1 -> b -> t2 -> c -> y.
-GraphBuilder threeMaps() {
-  GraphBuilder g("three_maps");
-  g.input("x", {3, 5})
-      .transient("t1", {3, 5})
-      .transient("t2", {3, 5})
-      .output("y", {3, 5});
-  Maps m(g);
-  std::vector<ir::Range> r{{0, 3}, {0, 5}};
-  m.add("a", {"i0", "i1"}, r, {{"x", "x", {i0, i1}}}, "t = x * x",
-        {{"t", "t1", {i0, i1}}});
-  m.add("b", {"i0", "i1"}, r, {{"t", "t1", {i0, i1}}, {"x", "x", {i0, i1}}},
-        "u = t - x", {{"u", "t2", {i0, i1}}});
-  m.add("c", {"i0", "i1"}, r, {{"u", "t2", {i0, i1}}}, "y = exp(u)",
-        {{"y", "y", {i0, i1}}});
-  return g;
-}
-
 /// Applies `ms` in the given order, each to the program the previous one
 /// produced, as a script holding a precomputed list does.
 ir::Program applyInOrder(ir::Program p, const std::vector<Match> &ms) {
@@ -134,7 +116,7 @@ ir::Program applyInOrder(ir::Program p, const std::vector<Match> &ms) {
 }
 
 TEST(MapFusion, ThreeMapChainFromOneListOfMatches) {
-  GraphBuilder g = threeMaps();
+  GraphBuilder g = threeMapChain();
   std::vector<Match> ms = fusionMatches(g.p);
   ASSERT_EQ(ms.size(), 2u);
   // Both orders: a+b first, then (a+b)+c through b's kept exit; or b+c
@@ -216,7 +198,7 @@ TEST(MapFusion, IntermediateReadElsewhereStaysMaterialized) {
 TEST(MapFusion, SharedInputIsReadThroughOneConnector) {
   // Both maps read x from the same access node: the fused entry reads it
   // once.
-  GraphBuilder g = threeMaps();
+  GraphBuilder g = threeMapChain();
   Match ab = fusionMatches(g.p).at(0);
   ir::Program after = transforms::applyChecked(g.p, fusion(), ab).program;
   const ir::State &s = after.states[0];

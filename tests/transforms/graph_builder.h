@@ -133,4 +133,24 @@ struct Maps {
   ir::AccessNodes access;
 };
 
+/// x -> a -> t1 -> b (also reads x) -> t2 -> c -> y, three elementwise maps
+/// over [0:3, 0:5] (the fusion tests' chain).
+inline GraphBuilder threeMapChain() {
+  GraphBuilder g("three_maps");
+  g.input("x", {3, 5})
+      .transient("t1", {3, 5})
+      .transient("t2", {3, 5})
+      .output("y", {3, 5});
+  Maps m(g);
+  ir::Expr i0 = ir::Expr::symbol("i0"), i1 = ir::Expr::symbol("i1");
+  std::vector<ir::Range> r{{0, 3}, {0, 5}};
+  m.add("a", {"i0", "i1"}, r, {{"x", "x", {i0, i1}}}, "t = x * x",
+        {{"t", "t1", {i0, i1}}});
+  m.add("b", {"i0", "i1"}, r, {{"t", "t1", {i0, i1}}, {"x", "x", {i0, i1}}},
+        "u = t - x", {{"u", "t2", {i0, i1}}});
+  m.add("c", {"i0", "i1"}, r, {{"u", "t2", {i0, i1}}}, "y = exp(u)",
+        {{"y", "y", {i0, i1}}});
+  return g;
+}
+
 } // namespace weir::transforms_testing
