@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ir/primitives.h"
+#include "ir/tasklet.h"
 #include "ir/scope.h"
 
 #include <map>
@@ -67,8 +68,11 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
         // 2·M·N·K multiply-adds (alpha and beta scaling are not counted,
         // as for the library node the gemm came from).
         GemmCall g = readGemm(n.primitive());
-        flops = Expr(2) * g.m * g.n * g.k *
-                scopeExecutions(s, parents, parents[n.id]);
+        Expr perCall = Expr(2) * g.m * g.n * g.k;
+        if (!g.epilogue.empty())
+          perCall = perCall + Expr(tasklet::countOps(tasklet::parse(g.epilogue))) *
+                                  g.m * g.n;
+        flops = perCall * scopeExecutions(s, parents, parents[n.id]);
       }
       break;
     }

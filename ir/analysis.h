@@ -14,7 +14,7 @@
 /// - A tasklet performs `countOps(code) × executions` operations; a library
 ///   node its `flops` (set by the importer from the operator's formula, 0
 ///   when unknown); a primitive its integer attribute "flops" if present,
-///   a "gemm" 2·M·N·K.
+///   a "gemm" 2·M·N·K plus its epilogue's operations per element of C.
 
 #include "ir/expr.h"
 #include "ir/program.h"

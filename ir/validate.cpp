@@ -1,6 +1,7 @@
 #include "ir/validate.h"
 
 #include "ir/error.h"
+#include "ir/primitives.h"
 
 #include <algorithm>
 #include <functional>
@@ -416,6 +417,15 @@ private:
       break;
     }
     case NodeKind::Primitive:
+      // The gemm contract's attributes and epilogue (ir/primitives.h);
+      // other primitives are checked by the code that runs them.
+      if (n.primitive().primitive == "gemm") {
+        try {
+          gemmEpilogue(readGemm(n.primitive()), n.inputs);
+        } catch (const Error &e) {
+          error(s, describe(n) + ": " + e.what(), {n.id});
+        }
+      }
       break;
     }
   }

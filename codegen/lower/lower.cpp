@@ -41,10 +41,21 @@ private:
                 std::vector<StmtPtr> &out);
   void lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
                     std::vector<StmtPtr> &out);
+  /// Assignments computing `code` in locals named after node `n`
+  /// (localName); its inputs must already be assigned there.
+  void lowerCode(const ir::Node &n, const ir::tasklet::Code &code,
+                 const ir::tasklet::ConnectorTypes &inTypes,
+                 const ir::tasklet::ConnectorTypes &outTypes,
+                 std::vector<StmtPtr> &out);
   void lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
                    std::vector<StmtPtr> &out);
   void lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
                  std::vector<StmtPtr> &out);
+  /// The loop nest that applies a gemm's epilogue to C (`c`: C's buffer
+  /// offset) once the product is complete.
+  void lowerEpilogue(const interp::StatePlan &plan, const ir::Node &n,
+                     const ir::GemmCall &call, const std::string &cName,
+                     const ir::Expr &cOffset, std::vector<StmtPtr> &out);
 
   ValuePtr lowerExpr(const ir::tasklet::Expr &e,
                      const ir::tasklet::SettledTypes &types, NodeId tasklet);
@@ -206,6 +217,22 @@ ValuePtr combine(ir::Wcr wcr, ValuePtr existing, ValuePtr incoming) {
   return incoming;
 }
 
+void Lowerer::lowerCode(const ir::Node &n, const ir::tasklet::Code &code,
+                        const ir::tasklet::ConnectorTypes &inTypes,
+                        const ir::tasklet::ConnectorTypes &outTypes,
+                        std::vector<StmtPtr> &out) {
+  std::vector<ir::tasklet::TypeIssue> issues =
+      ir::tasklet::typeCheck(code, inTypes, outTypes);
+  if (!issues.empty())
+    throw Error(describe(n) +
+                ": the code does not type check: " + issues[0].message);
+  ir::tasklet::SettledTypes types =
+      ir::tasklet::settleTypes(code, inTypes, outTypes);
+  for (const ir::tasklet::Assignment &a : code.statements)
+    out.push_back(
+        assign(localName(n.id, a.target), lowerExpr(*a.value, types, n.id)));
+}
+
 void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
                            std::vector<StmtPtr> &out) {
   taskletScope_[n.id] = currentScope_;
@@ -256,17 +283,7 @@ void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
   for (const ir::Connector &c : n.outputs)
     outTypes[c.name] = c.dtype;
 
-  const ir::tasklet::Code &code = *n.tasklet().code;
-  std::vector<ir::tasklet::TypeIssue> issues =
-      ir::tasklet::typeCheck(code, inTypes, outTypes);
-  if (!issues.empty())
-    throw Error(describe(n) +
-                ": the code does not type check: " + issues[0].message);
-  ir::tasklet::SettledTypes types =
-      ir::tasklet::settleTypes(code, inTypes, outTypes);
-  for (const ir::tasklet::Assignment &a : code.statements)
-    out.push_back(
-        assign(localName(n.id, a.target), lowerExpr(*a.value, types, n.id)));
+  lowerCode(n, *n.tasklet().code, inTypes, outTypes, out);
 
   for (const ir::Connector &c : n.outputs)
     for (const ir::Edge *e : outs) {
@@ -394,6 +411,8 @@ void Lowerer::lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
         return *e;
     throw Error(describe(n) + ": connector '" + conn + "' has no edge");
   };
+  std::string cName;
+  ir::Expr cOffset;
   auto matrix = [&](bool output, const std::string &conn) {
     const ir::Edge &e = find(output, conn);
     const std::string &name = e.memlet.container;
@@ -405,6 +424,10 @@ void Lowerer::lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
     for (const ir::Range &r : e.memlet.subset.dims)
       origin.push_back(subst(r.begin));
     noteAccess(name, origin, output);
+    if (output) {
+      cName = name;
+      cOffset = flatten(name, origin);
+    }
     return CallArg::pointer(buffer(name), c.dtype, flatten(name, origin));
   };
   // A library call parallelizes itself: the maps around it stay serial.
@@ -420,6 +443,73 @@ void Lowerer::lowerGemm(const interp::StatePlan &plan, const ir::Node &n,
                           A::real(call.beta), matrix(true, "C"),
                           A::integer(subst(call.ldc))},
                          n.label));
+  if (!call.epilogue.empty())
+    lowerEpilogue(plan, n, call, cName, cOffset, out);
+}
+
+void Lowerer::lowerEpilogue(const interp::StatePlan &plan, const ir::Node &n,
+                            const ir::GemmCall &call, const std::string &cName,
+                            const ir::Expr &cOffset,
+                            std::vector<StmtPtr> &out) {
+  std::shared_ptr<const ir::tasklet::Code> code;
+  try {
+    code = ir::gemmEpilogue(call, n.inputs);
+  } catch (const Error &err) {
+    throw Error(describe(n) + ": " + err.what());
+  }
+  std::string i = freshLoopVar("ei");
+  enclosing_.insert(i);
+  std::string j = freshLoopVar("ej");
+  enclosing_.insert(j);
+  ir::Expr row = ir::Expr::symbol(i), col = ir::Expr::symbol(j);
+
+  std::vector<StmtPtr> body;
+  ir::tasklet::ConnectorTypes inTypes{{"acc", ir::DType::F32}};
+  ir::Expr cAt = cOffset + row * subst(call.ldc) + col;
+  body.push_back(assign(localName(n.id, "acc"),
+                        load(ir::DType::F32, buffer(cName), cAt)));
+  auto inIt = plan.in.find(n.id);
+  for (const ir::GemmOperand &o : call.operands) {
+    const ir::Connector &conn = *n.findInput(o.connector);
+    inTypes[conn.name] = conn.dtype;
+    const ir::Edge *e = nullptr;
+    if (inIt != plan.in.end())
+      for (const ir::Edge *x : inIt->second)
+        if (x->dstConn == o.connector && !x->memlet.empty())
+          e = x;
+    if (!e)
+      throw Error(describe(n) + ": epilogue operand '" + o.connector +
+                  "' has no edge");
+    const std::string &name = e->memlet.container;
+    std::vector<ir::Expr> origin;
+    for (const ir::Range &r : e->memlet.subset.dims)
+      origin.push_back(subst(r.begin));
+    noteAccess(name, origin, false);
+    ir::Expr at = flatten(name, origin) + row * subst(o.row) + col * subst(o.col);
+    body.push_back(assign(
+        localName(n.id, conn.name),
+        cast(conn.dtype,
+             load(program_.container(name).dtype, buffer(name), at))));
+  }
+  lowerCode(n, *code, inTypes, {{"C", ir::DType::F32}}, body);
+  body.push_back(store(buffer(cName), cAt,
+                       local(ir::DType::F32, localName(n.id, "C"))));
+
+  // Rows are disjoint (ldc >= N) and operands are read-only, so both loops
+  // are free of dependences; the rows run in parallel unless an enclosing
+  // map may itself become a parallel loop.
+  ir::Expr m = subst(call.m), nCols = subst(call.n);
+  auto known = (m * nCols).asConstant();
+  bool parallel = parallelDepth_ == 0 &&
+                  (!known || *known >= opt_.minParallelIterations);
+  StmtPtr inner = forLoop(j, ir::Expr(0), nCols, ir::Expr(1),
+                          ForKind::Vectorized, std::move(body),
+                          n.label + " epilogue");
+  out.push_back(forLoop(i, ir::Expr(0), m, ir::Expr(1),
+                        parallel ? ForKind::Parallel : ForKind::Serial,
+                        {inner}, n.label + " epilogue"));
+  enclosing_.erase(i);
+  enclosing_.erase(j);
 }
 
 void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,

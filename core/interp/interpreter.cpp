@@ -89,6 +89,8 @@ struct Interpreter::Impl {
   void runCopies(const StatePlan &plan, const ir::Node &n,
                  const ir::Bindings &b);
   void runGemm(const StatePlan &plan, const ir::Node &n, const ir::Bindings &b);
+  /// A gemm's epilogue (ir/primitives.h) as a tasklet keyed by the gemm.
+  void compileEpilogue(const ir::Node &n);
 
   // Data access.
   runtime::Tensor &tensor(const std::string &name);
@@ -188,13 +190,29 @@ void Interpreter::Impl::allocate(TensorMap inputs) {
       values.emplace(name, values.at(c.viewOf).reshaped(shapeOf(c)));
   for (const ir::State &s : program.states)
     for (const ir::Node &n : s.nodes)
-      if (n.kind == NodeKind::Tasklet)
-        try {
+      try {
+        if (n.kind == NodeKind::Tasklet)
           tasklets.emplace(
               n.id, CompiledTasklet(*n.tasklet().code, n.inputs, n.outputs));
-        } catch (const Error &err) {
-          throw Error(describe(n) + ": " + err.what());
-        }
+        else if (n.kind == NodeKind::Primitive &&
+                 n.primitive().primitive == "gemm")
+          compileEpilogue(n);
+      } catch (const Error &err) {
+        throw Error(describe(n) + ": " + err.what());
+      }
+}
+
+void Interpreter::Impl::compileEpilogue(const ir::Node &n) {
+  ir::GemmCall call = ir::readGemm(n.primitive());
+  auto code = ir::gemmEpilogue(call, n.inputs);
+  if (!code)
+    return;
+  // Inputs: acc, then the operands in the call's order (runGemm's order).
+  std::vector<ir::Connector> inputs{{"acc", ir::DType::F32}};
+  for (const ir::GemmOperand &o : call.operands)
+    inputs.push_back(*n.findInput(o.connector));
+  tasklets.emplace(n.id,
+                   CompiledTasklet(*code, inputs, {{"C", ir::DType::F32}}));
 }
 
 void Interpreter::Impl::skipFinished() {
@@ -547,6 +565,46 @@ void Interpreter::Impl::runGemm(const StatePlan &plan, const ir::Node &n,
       float &out = pc[c.base + i * c.ld + j];
       double prior = call.beta != 0 ? call.beta * double(out) : 0.0;
       out = static_cast<float>(call.alpha * acc + prior);
+    }
+  if (call.epilogue.empty())
+    return;
+
+  // The epilogue, element by element, over the finished product.
+  struct Input {
+    const runtime::Tensor *t;
+    std::int64_t base, row, col;
+    ir::DType dtype;
+  };
+  std::vector<Input> inputs;
+  for (const ir::GemmOperand &o : call.operands) {
+    std::int64_t row = value(o.row, "operand row stride");
+    std::int64_t col = value(o.col, "operand column stride");
+    Operand x = operand(edges(plan.in), false, o.connector, 1, 1, ir::Expr(1));
+    std::int64_t last = x.base + (m - 1) * row + (nn - 1) * col;
+    if (row < 0 || col < 0 || (m > 0 && nn > 0 && last >= x.t->elementCount()))
+      throw Error(describe(n) + ": epilogue operand '" + o.connector +
+                  "' (strides " + std::to_string(row) + ", " +
+                  std::to_string(col) + ") reaches past " + x.t->describe());
+    inputs.push_back({x.t, x.base, row, col, n.findInput(o.connector)->dtype});
+  }
+  const CompiledTasklet &epilogue = tasklets.at(n.id);
+  std::vector<Value> args(inputs.size() + 1), result(1);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < nn; ++j) {
+      float &out = pc[c.base + i * c.ld + j];
+      args[0] = Value::ofFloat(ir::DType::F32, out);
+      for (std::size_t q = 0; q < inputs.size(); ++q) {
+        const Input &x = inputs[q];
+        args[q + 1] =
+            convert(loadElement(*x.t, x.base + i * x.row + j * x.col), x.dtype);
+      }
+      try {
+        epilogue.run(args, result);
+      } catch (const Error &err) {
+        throw Error(describe(n) + " epilogue at (" + std::to_string(i) + ", " +
+                    std::to_string(j) + ")" + where(b) + ": " + err.what());
+      }
+      out = static_cast<float>(result[0].f);
     }
 }
 

@@ -46,10 +46,16 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
       listener(ws.versions()[before], ws.versions()[ws.current()]);
     ++applied;
   }
-  // Tier 2: fuse the maps the expansion made (producer into consumer), then
-  // the tasklets that fusion put next to each other.
-  applied += exhaust(ws, "map-fusion", listener);
-  applied += exhaust(ws, "tasklet-fusion", listener);
+  // Tier 2. GEMMs first: the bias fills of Gemm and Conv and the
+  // elementwise maps right after them (bias, activation, residual add)
+  // become epilogues, before map-fusion joins those maps to others and
+  // they no longer line up with a GEMM's output alone. Then the maps the
+  // expansion made (producer into consumer), the tasklets that fusion put
+  // next to each other, and the epilogues that fusion completed (a whole
+  // GELU once its diamond is one map).
+  for (const char *id : {"init-fusion", "epilogue-fusion", "map-fusion",
+                         "tasklet-fusion", "epilogue-fusion"})
+    applied += exhaust(ws, id, listener);
   return applied;
 }
 

@@ -10,8 +10,11 @@
 ///   4. reshape-to-view everywhere (Reshape, Flatten, Squeeze, Unsqueeze
 ///      whose output is a plain transient);
 ///   5. expand-all (default implementations: BLAS GEMM, im2col Conv);
-///   6. map-fusion everywhere (a producer map into its consumer);
-///   7. tasklet-fusion everywhere (the tasklets map-fusion chained).
+///   6. init-fusion everywhere (bias fills of GEMMs into their epilogues);
+///   7. epilogue-fusion everywhere (elementwise maps on GEMM outputs);
+///   8. map-fusion everywhere (a producer map into its consumer);
+///   9. tasklet-fusion everywhere (the tasklets map-fusion chained);
+///  10. epilogue-fusion again (maps that fusion made line up with a GEMM).
 /// The other fusion and data-movement transformations join as they land.
 
 #include "core/workspace/workspace.h"
