@@ -51,6 +51,31 @@ std::string delta(const ir::Expr &before, const ir::Expr &after) {
   return buf;
 }
 
+/// Bytes moved after each tier the workspace's history went through: the
+/// version after the last step of that tier (the history of a recipe that
+/// applies the tiers in order, as auto does).
+void printTiers(const workspace::Workspace &ws) {
+  const auto &versions = ws.versions();
+  auto line = [](const char *name, const ir::Program &p) {
+    ir::ProgramAnalysis a = ir::analyze(p);
+    std::printf("tier %-10s bytes moved %-14s FLOPs %s\n", name,
+                amount(a.bytesMoved).c_str(), amount(a.flops).c_str());
+  };
+  line("import", *versions[0].program);
+  for (transforms::Tier t :
+       {transforms::Tier::Expansion, transforms::Tier::Fusion,
+        transforms::Tier::Movement, transforms::Tier::Tensorize}) {
+    const ir::Program *last = nullptr;
+    for (std::size_t i = 1; i <= ws.current(); ++i) {
+      auto tr = transforms::findTransformation(versions[i].step->transformation);
+      if (tr && tr->tier() == t)
+        last = versions[i].program.get();
+    }
+    if (last)
+      line(std::string(transforms::tierName(t)).c_str(), *last);
+  }
+}
+
 } // namespace
 
 int transformsCommand(const Args &args) {
@@ -215,6 +240,7 @@ int optimizeCommand(const Args &args) {
               step, amount(a.flops).c_str(), amount(b.flops).c_str(),
               amount(a.bytesMoved).c_str(), amount(b.bytesMoved).c_str(),
               ir::hashHex(ws->hash()).c_str());
+  printTiers(*ws);
   int status = 0;
   if (verify) {
     workspace::VerifyReport v = ws->verify();
