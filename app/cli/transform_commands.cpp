@@ -233,6 +233,7 @@ int optimizeCommand(const Args &args) {
     for (std::size_t i = first + 1; i <= ws->current(); ++i)
       report(ws->versions()[i - 1], ws->versions()[i]);
   }
+  printTiers(*ws);
   ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program),
                       b = ir::analyze(ws->program());
   std::printf("total        %d steps; FLOPs %s -> %s, bytes moved %s -> %s; "
@@ -240,7 +241,6 @@ int optimizeCommand(const Args &args) {
               step, amount(a.flops).c_str(), amount(b.flops).c_str(),
               amount(a.bytesMoved).c_str(), amount(b.bytesMoved).c_str(),
               ir::hashHex(ws->hash()).c_str());
-  printTiers(*ws);
   int status = 0;
   if (verify) {
     workspace::VerifyReport v = ws->verify();

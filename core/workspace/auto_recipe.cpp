@@ -56,6 +56,8 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   for (const char *id : {"init-fusion", "epilogue-fusion", "map-fusion",
                          "tasklet-fusion", "epilogue-fusion"})
     applied += exhaust(ws, id, listener);
+  // Tier 3: transposing copies folded into their readers.
+  applied += exhaust(ws, "view-elimination", listener);
   return applied;
 }
 

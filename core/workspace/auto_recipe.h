@@ -14,7 +14,9 @@
 ///   7. epilogue-fusion everywhere (elementwise maps on GEMM outputs);
 ///   8. map-fusion everywhere (a producer map into its consumer);
 ///   9. tasklet-fusion everywhere (the tasklets map-fusion chained);
-///  10. epilogue-fusion again (maps that fusion made line up with a GEMM).
+///  10. epilogue-fusion again (maps that fusion made line up with a GEMM);
+///  11. view-elimination everywhere (transposing copies folded into their
+///      readers).
 /// The other fusion and data-movement transformations join as they land.
 
 #include "core/workspace/workspace.h"

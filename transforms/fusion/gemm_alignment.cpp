@@ -1,5 +1,6 @@
 #include "transforms/fusion/gemm_alignment.h"
 
+#include "ir/affine.h"
 #include "ir/error.h"
 #include "ir/scope.h"
 #include "transforms/rewrite.h"
@@ -22,44 +23,8 @@ bool isGemm(const ir::Node *n) {
          n->primitive().primitive == "gemm";
 }
 
-/// e = constant + sum of coef[v]·v over `vars`, with integer coefficients;
-/// the constant may hold other symbols.
-struct Affine {
-  ir::Expr constant;
-  std::map<std::string, std::int64_t> coef;
-};
-
-std::optional<Affine> affine(const ir::Expr &e,
-                             const std::vector<std::string> &vars) {
-  Rename zero;
-  for (const std::string &v : vars)
-    zero[v] = ir::Expr(0);
-  Affine a{e.substitute(zero), {}};
-  ir::Expr rebuilt = a.constant;
-  for (const std::string &v : vars) {
-    Rename one = zero;
-    one[v] = ir::Expr(1);
-    auto c = (e.substitute(one) - a.constant).asConstant();
-    if (!c)
-      return std::nullopt;
-    a.coef[v] = *c;
-    rebuilt = rebuilt + ir::Expr(*c) * ir::Expr::symbol(v);
-  }
-  // Canonical forms are equal exactly when the expression is affine.
-  if (rebuilt != e)
-    return std::nullopt;
-  return a;
-}
-
-ir::Expr flatOffset(const ir::Container &c, const std::vector<ir::Expr> &index) {
-  std::vector<ir::Expr> strides = c.strides.size() == c.shape.size()
-                                      ? c.strides
-                                      : ir::rowMajorStrides(c.shape);
-  ir::Expr flat(0);
-  for (std::size_t d = 0; d < index.size() && d < strides.size(); ++d)
-    flat = flat + index[d] * strides[d];
-  return flat;
-}
+using ir::affineIn;
+using ir::flatOffset;
 
 std::vector<ir::Expr> substituted(const std::vector<ir::Expr> &index,
                                   const Rename &m) {
@@ -261,8 +226,8 @@ elementwiseMap(const ir::Program &, const StateGraph &g, NodeId entryId) {
       body.push_back(id);
   if (body.size() != 1 || g.node(body[0])->kind != NodeKind::Tasklet)
     return fail(nodeName(entry) + " holds " + std::to_string(body.size()) +
-                " nodes; only a map around a single tasklet is fused (run "
-                "tasklet-fusion first)");
+                " nodes; only a map around a single tasklet qualifies "
+                "(tasklet-fusion joins tasklets)");
   m.tasklet = body[0];
   const ir::Node &t = *g.node(m.tasklet);
   for (const ir::Edge *e : g.in(m.tasklet))
@@ -302,11 +267,11 @@ align(const ir::Program &program, const GemmSite &gemm,
       const ElementwiseMap &map, const std::string &container,
       const std::vector<ir::Expr> &index) {
   const ir::Container &c = program.container(container);
-  auto a = affine(flatOffset(c, substituted(index, map.fixed)), map.params);
+  auto a = affineIn(flatOffset(c, substituted(index, map.fixed)), map.params);
   if (!a)
     return "the map reaches '" + container +
            "' through an index that is not affine in its parameters";
-  auto b = affine(flatOffset(c, substituted(gemm.corner, gemm.fixed)),
+  auto b = affineIn(flatOffset(c, substituted(gemm.corner, gemm.fixed)),
                   gemm.batchParams);
   if (!b)
     return "the gemm's C starts in '" + container +
@@ -381,7 +346,7 @@ operandView(const ir::Program &program, const ElementwiseMap &map,
   for (const std::string &p : map.params)
     if (!alignment.toBatch.count(p))
       walking.push_back(p);
-  auto a = affine(flatOffset(c, idx), walking);
+  auto a = affineIn(flatOffset(c, idx), walking);
   if (!a)
     return "the map reads '" + container +
            "' through an index that is not affine in its parameters";
@@ -410,7 +375,7 @@ operandView(const ir::Program &program, const ElementwiseMap &map,
     counts[map.params[p]] = map.counts[p];
   OperandView v{ir::Expr(*row), ir::Expr(*col), {}};
   for (const ir::Expr &e : idx) {
-    auto d = affine(e, walking);
+    auto d = affineIn(e, walking);
     if (!d)
       return "the map reads '" + container +
              "' through an index that is not affine in its parameters";
@@ -472,7 +437,7 @@ bool injective(const ir::Program &program, const ElementwiseMap &map,
                const std::string &container,
                const std::vector<ir::Expr> &index) {
   const ir::Container &c = program.container(container);
-  auto a = affine(flatOffset(c, substituted(index, map.fixed)), map.params);
+  auto a = affineIn(flatOffset(c, substituted(index, map.fixed)), map.params);
   if (!a)
     return false;
   std::vector<std::pair<std::int64_t, ir::Expr>> steps; // step, count
