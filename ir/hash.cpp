@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 namespace weir::ir {
 namespace {
@@ -21,6 +23,8 @@ std::uint64_t mix(std::uint64_t h) {
   h ^= h >> 32;
   return h;
 }
+
+std::uint64_t hashBytesOf(const Blob &b);
 
 } // namespace
 
@@ -45,8 +49,7 @@ std::uint64_t hashBytes(const void *data, std::size_t size,
 
 std::uint64_t structuralHash(const Program &program) {
   BlobWriter byContent = [](const Blob &b) -> nlohmann::json {
-    return {{"bytes", b->size()},
-            {"hash", hashHex(hashBytes(b->data(), b->size()))}};
+    return {{"bytes", b->size()}, {"hash", hashHex(hashBytesOf(b))}};
   };
   nlohmann::json doc = toJson(program, byContent);
   // Name and metadata describe where the program came from, not what it is.
@@ -75,5 +78,32 @@ std::string hashHex(std::uint64_t h) {
     s[i] = kHex[h & 15];
   return s;
 }
+
+namespace {
+
+/// Constant data is immutable and shared by every version of a program, so
+/// its hash is remembered per blob: a workspace hashes each version it
+/// makes, and a ResNet-50 carries 100 MB of weights. An entry counts only
+/// while its blob is alive (a new blob at a freed address is hashed anew).
+std::uint64_t hashBytesOf(const Blob &b) {
+  using Entry = std::pair<std::weak_ptr<const std::vector<std::byte>>,
+                          std::uint64_t>;
+  static std::mutex mutex;
+  static std::unordered_map<const void *, Entry> cache;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find(b.get());
+        it != cache.end() && it->second.first.lock() == b)
+      return it->second.second;
+  }
+  std::uint64_t h = hashBytes(b->data(), b->size());
+  std::lock_guard lock(mutex);
+  if (cache.size() >= 1 << 14)
+    std::erase_if(cache, [](const auto &e) { return e.second.first.expired(); });
+  cache[b.get()] = {b, h};
+  return h;
+}
+
+} // namespace
 
 } // namespace weir::ir

@@ -56,8 +56,10 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   for (const char *id : {"init-fusion", "epilogue-fusion", "map-fusion",
                          "tasklet-fusion", "epilogue-fusion"})
     applied += exhaust(ws, id, listener);
-  // Tier 3: transposing copies folded into their readers.
-  applied += exhaust(ws, "view-elimination", listener);
+  // Tier 3: transposing copies folded into their readers, then maps that
+  // may write over the input they consume.
+  for (const char *id : {"view-elimination", "in-place"})
+    applied += exhaust(ws, id, listener);
   return applied;
 }
 

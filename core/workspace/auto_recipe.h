@@ -16,7 +16,8 @@
 ///   9. tasklet-fusion everywhere (the tasklets map-fusion chained);
 ///  10. epilogue-fusion again (maps that fusion made line up with a GEMM);
 ///  11. view-elimination everywhere (transposing copies folded into their
-///      readers).
+///      readers);
+///  12. in-place everywhere (elementwise maps writing over their input).
 /// The other fusion and data-movement transformations join as they land.
 
 #include "core/workspace/workspace.h"

@@ -1,0 +1,120 @@
+#include "transforms/movement/in_place.h"
+
+#include "ir/error.h"
+#include "transforms/fusion/gemm_alignment.h"
+#include "transforms/registry.h"
+#include "transforms/rewrite.h"
+
+namespace weir::transforms {
+
+std::string_view InPlace::description() const {
+  return "Data movement (tier 3). A map holding one tasklet that reads "
+         "element k of transient X and writes element k of transient Y "
+         "(the same index, so no iteration reads what another writes), "
+         "where nothing else reads X and X and Y have the same type, shape "
+         "and strides, writes X instead: Y's uses are renamed to X and Y "
+         "disappears, so the backend allocates one buffer fewer. Refused "
+         "for arguments, constants, views and viewed containers, for X read "
+         "or written elsewhere, for Y written elsewhere, and when the map "
+         "reads X at another index than it writes. Exact.";
+}
+
+namespace {
+
+using ir::NodeId;
+
+struct Plan {
+  std::string x, y;
+};
+
+CheckResult planInPlace(const ir::Program &p, const Match &match, Plan &out) {
+  const ir::State &s = stateNamed(p, match.state);
+  StateGraph g(s);
+  NodeId input = match.node("input"), entry = match.node("map");
+  auto fail = [&](std::string why) {
+    return CheckResult::failure(std::move(why), {input, entry});
+  };
+  auto map = gemm_fusion::elementwiseMap(p, g, entry);
+  if (auto *r = std::get_if<CheckResult>(&map))
+    return *r;
+  const gemm_fusion::ElementwiseMap &m = std::get<gemm_fusion::ElementwiseMap>(map);
+  out.x = g.node(input)->access().container;
+  std::vector<const ir::Edge *> writes = g.out(m.tasklet);
+  if (writes.size() != 1)
+    return fail("the map writes more than one array");
+  out.y = writes[0]->memlet.container;
+
+  auto plain = [&](const std::string &name) -> std::optional<std::string> {
+    const ir::Container &c = p.container(name);
+    if (!c.transient || isArgument(p, name) || c.isConstant() || c.isView())
+      return "'" + name + "' is not a plain transient";
+    for (const auto &[other, oc] : p.containers)
+      if (oc.viewOf == name)
+        return "'" + name + "' is viewed by '" + other + "'";
+    return std::nullopt;
+  };
+  for (const std::string &name : {out.x, out.y})
+    if (auto why = plain(name))
+      return fail(*why);
+  if (out.x == out.y)
+    return fail("the map already writes '" + out.x + "'");
+  const ir::Container &x = p.container(out.x), &y = p.container(out.y);
+  if (x.dtype != y.dtype || x.shape != y.shape || x.strides != y.strides)
+    return fail("'" + out.x + "' and '" + out.y +
+                "' differ in type, shape or strides");
+  ContainerUses xu = containerUses(p, out.x), yu = containerUses(p, out.y);
+  if (xu.reads != 1 || xu.writes != 1)
+    return fail("'" + out.x + "' is read or written elsewhere (" +
+                std::to_string(xu.reads) + " reads, " +
+                std::to_string(xu.writes) + " writes); its buffer is not free");
+  if (yu.writes != 1)
+    return fail("'" + out.y + "' is written elsewhere too");
+
+  std::vector<ir::Expr> written = *gemm_fusion::pointIndex(writes[0]->memlet);
+  int reads = 0;
+  for (const ir::Edge *e : g.in(m.tasklet)) {
+    if (e->memlet.container != out.x)
+      continue;
+    ++reads;
+    if (*gemm_fusion::pointIndex(e->memlet) != written)
+      return fail("the map reads '" + out.x + "' at " + e->memlet.str() +
+                  " but writes " + writes[0]->memlet.str() +
+                  "; an iteration could overwrite what another still reads");
+  }
+  if (reads == 0)
+    return fail("the map does not read '" + out.x + "' element by element");
+  if (!gemm_fusion::injective(p, m, out.y, written))
+    return fail("the map writes some element of '" + out.y + "' twice");
+  return CheckResult::success();
+}
+
+} // namespace
+
+const Pattern &InPlace::pattern() const {
+  static const Pattern p = Pattern()
+                               .node("input", ir::NodeKind::Access)
+                               .node("map", ir::NodeKind::MapEntry)
+                               .edge("input", "map");
+  return p;
+}
+
+CheckResult InPlace::check(const ir::Program &program, const Match &match,
+                           const Params &) const {
+  Plan plan;
+  return planInPlace(program, match, plan);
+}
+
+ApplyResult InPlace::apply(const ir::Program &program, const Match &match,
+                           const Params &) const {
+  Plan plan;
+  if (CheckResult c = planInPlace(program, match, plan); !c)
+    throw Error("in-place at " + match.str() + ": " + c.reason);
+  ApplyResult r{program, identityIdMap(program)};
+  renameContainerUses(r.program, plan.y, plan.x);
+  r.program.containers.erase(plan.y);
+  return r;
+}
+
+static const TransformationRegistrar kRegister{std::make_shared<InPlace>()};
+
+} // namespace weir::transforms
