@@ -3,10 +3,14 @@
 
 For each model it runs, each in a fresh process and on the same input:
   ONNX Runtime (onnxruntime-node) at 1 and 2 threads, keeping its outputs;
-  Weir (`weir run --repeat N --threads T --expected ...`) at 1 and 2 threads,
-  checking Weir's outputs against ONNX Runtime's (rtol 1e-3, atol 1e-4);
+  Weir at 1 and 2 threads, the plain expansion (`weir run MODEL --repeat N
+  --threads T --expected ...`) and the auto recipe (`weir optimize MODEL
+  --recipe auto -o S.weir`, then `weir run S.weir ...`), checking Weir's
+  outputs against ONNX Runtime's (rtol 1e-3, atol 1e-4);
   PyTorch eager at 1 and 2 threads, for the models that came from PyTorch.
-It prints one table of medians and ratios and writes build/bench/results.json.
+It prints a table of medians and ratios, a table of the bytes moved
+(analysis) after each tier of the auto recipe, and writes
+build/bench/results.json.
 scripts/bench.sh installs what this needs, builds Weir and then calls it.
 """
 
@@ -171,8 +175,27 @@ def parse_weir(stdout):
     return result
 
 
-def run_weir(model, inputs, expected, threads, args):
-    cmd = [WEIR, "run", model.path, "--threads", str(threads), "--repeat", str(args.runs)]
+def run_optimize(model, args):
+    """`weir optimize --recipe auto`: the session file and the tier table."""
+    session = os.path.join(BENCH_DIR, "sessions", model.name + ".weir")
+    os.makedirs(os.path.dirname(session), exist_ok=True)
+    # The auto recipe needs no plugins (and the release build has no Python
+    # module to run them with).
+    code, stdout, stderr = run([WEIR, "optimize", model.path, "--recipe", "auto", "-o", session,
+                                "--no-plugins"], 1, args.timeout)
+    if code != 0:
+        return {"error": failure(code, stderr)}
+    tiers = {}
+    for line in stdout.splitlines():
+        if m := re.match(r"^tier (\S+)\s+bytes moved (\S+)\s+FLOPs (\S+)", line):
+            tiers[m[1]] = {"bytes_moved": int(m[2]) if m[2].isdigit() else m[2],
+                           "flops": int(m[3]) if m[3].isdigit() else m[3]}
+    return {"session": session, "tiers": tiers}
+
+
+def run_weir(model, inputs, expected, threads, args, path=None):
+    cmd = [WEIR, "run", path or model.path, "--threads", str(threads), "--repeat", str(args.runs),
+           "--no-plugins"]
     for name in symbols(model):
         cmd += ["--dim", f"{name}={args.dims[name]}"]
     cmd += ["--inputs"] + [f"{n}={p}" for n, p in inputs.items()]
@@ -219,24 +242,35 @@ def bench_model(model, args):
     for f in output_files(ort_dir).values():
         os.remove(f)
     row = {"model": model.name, "path": os.path.relpath(model.path, ROOT),
-           "ort": {}, "weir": {}, "torch": {}}
+           "ort": {}, "weir": {}, "auto": {}, "torch": {}}
     for t in THREADS:
         progress(f"{model.name}: onnxruntime {t}t")
         row["ort"][t] = run_ort(model, inputs, t, args, ort_dir if t == 1 else None)
     expected = output_files(ort_dir)
     for t in THREADS:
-        progress(f"{model.name}: weir {t}t")
+        progress(f"{model.name}: weir {t}t (plain expansion)")
         row["weir"][t] = run_weir(model, inputs, expected, t, args)
+    progress(f"{model.name}: weir optimize --recipe auto")
+    row["optimize"] = run_optimize(model, args)
+    for t in THREADS:
+        if "error" in row["optimize"]:
+            row["auto"][t] = {"error": "optimize: " + row["optimize"]["error"]}
+            continue
+        progress(f"{model.name}: weir {t}t (auto)")
+        row["auto"][t] = run_weir(model, inputs, expected, t, args, row["optimize"]["session"])
     if model.from_torch:
         for t in THREADS:
             progress(f"{model.name}: pytorch {t}t")
             row["torch"][t] = run_torch(model, inputs, t, args)
-    row["check"] = check(row["weir"].values()) if expected else None
+    row["check"] = check(list(row["weir"].values()) + list(row["auto"].values())) \
+        if expected else None
     row["ort_output_max_abs"] = max((float(np.abs(np.load(f)).max()) for f in expected.values()),
                                     default=None)
     row["ort_vs_torch_max_abs"] = ort_vs_torch(model, expected)
     for t in THREADS:
         row[f"weir_over_ort_{t}t"] = ratio(row["weir"][t], row["ort"][t])
+        row[f"auto_over_ort_{t}t"] = ratio(row["auto"][t], row["ort"][t])
+        row[f"auto_over_torch_{t}t"] = ratio(row["auto"][t], row["torch"].get(t, {}))
     return row
 
 
@@ -262,8 +296,10 @@ def ms(result):
 
 
 def check_text(row):
-    errors = [f"weir {t}t: {r['error']}" for t, r in row["weir"].items() if "error" in r]
-    if errors and len(errors) == len(row["weir"]) and len({e.split(': ', 1)[1] for e in errors}) == 1:
+    runs = [(f"{t}t", r) for t, r in row["weir"].items()] + \
+           [(f"auto {t}t", r) for t, r in row["auto"].items()]
+    errors = [f"weir {name}: {r['error']}" for name, r in runs if "error" in r]
+    if errors and len(errors) == len(runs) and len({e.split(': ', 1)[1] for e in errors}) == 1:
         return "weir error: " + row["weir"][1]["error"]
     if row["check"]:
         c = row["check"]
@@ -277,16 +313,7 @@ def check_text(row):
     return "; ".join([text] + errors)
 
 
-def table(rows):
-    head = ["model", "weir 1t", "weir 2t", "ort 1t", "ort 2t", "torch 1t", "torch 2t",
-            "w/ort 1t", "w/ort 2t", "compile s", "check vs ORT (rtol 1e-3, atol 1e-4)"]
-    lines = []
-    for r in rows:
-        compile_s = [x["compile_ms"] / 1e3 for x in r["weir"].values() if "compile_ms" in x]
-        lines.append([r["model"], ms(r["weir"][1]), ms(r["weir"][2]), ms(r["ort"][1]),
-                      ms(r["ort"][2]), ms(r["torch"].get(1)), ms(r["torch"].get(2)),
-                      fmt_ratio(r["weir_over_ort_1t"]), fmt_ratio(r["weir_over_ort_2t"]),
-                      f"{compile_s[0]:.1f}" if compile_s else "-", check_text(r)])
+def aligned(head, lines):
     widths = [max(len(str(x[i])) for x in [head] + lines) for i in range(len(head) - 1)]
     out = []
     for cells in [head] + lines:
@@ -294,6 +321,44 @@ def table(rows):
         out.append("  ".join(padded + [cells[-1]]))
     out.insert(1, "-" * max(len(l) for l in out[:1]))
     return "\n".join(out)
+
+
+def table(rows):
+    head = ["model", "plain 1t", "plain 2t", "auto 1t", "auto 2t", "ort 1t", "ort 2t",
+            "torch 1t", "torch 2t", "auto/ort 1t", "auto/ort 2t", "auto/torch 2t",
+            "compile s", "check vs ORT (rtol 1e-3, atol 1e-4)"]
+    lines = []
+    for r in rows:
+        compile_s = [x["compile_ms"] / 1e3 for x in r["auto"].values() if "compile_ms" in x]
+        lines.append([r["model"], ms(r["weir"][1]), ms(r["weir"][2]), ms(r["auto"][1]),
+                      ms(r["auto"][2]), ms(r["ort"][1]), ms(r["ort"][2]),
+                      ms(r["torch"].get(1)), ms(r["torch"].get(2)),
+                      fmt_ratio(r["auto_over_ort_1t"]), fmt_ratio(r["auto_over_ort_2t"]),
+                      fmt_ratio(r["auto_over_torch_2t"]),
+                      f"{compile_s[0]:.1f}" if compile_s else "-", check_text(r)])
+    return aligned(head, lines)
+
+
+def megabytes(value):
+    return f"{value / 1e6:.2f}" if isinstance(value, int) else str(value)
+
+
+def tier_table(rows):
+    """Bytes moved after each tier of the auto recipe, and the change the
+    tiers after expansion made (the plain expansion is the baseline)."""
+    tiers = ["import", "expansion", "fusion", "movement", "tensorize"]
+    head = ["model"] + [f"{t} MB" for t in tiers] + ["auto vs plain"]
+    lines = []
+    for r in rows:
+        got = r.get("optimize", {}).get("tiers", {})
+        cells = [megabytes(got[t]["bytes_moved"]) if t in got else "-" for t in tiers]
+        plain = got.get("expansion", {}).get("bytes_moved")
+        last = [got[t]["bytes_moved"] for t in tiers if t in got][-1:] or [None]
+        change = "-"
+        if isinstance(plain, int) and isinstance(last[0], int) and plain:
+            change = f"{100.0 * (last[0] - plain) / plain:+.1f}%"
+        lines.append([r["model"]] + cells + [change])
+    return aligned(head, lines)
 
 
 def fmt_ratio(x):
@@ -371,9 +436,13 @@ def main():
           f"threads {', '.join(map(str, THREADS))}", file=sys.stderr)
     rows = [bench_model(MODELS[n], args) for n in args.names]
     print()
-    print(f"median latency in ms over {args.runs} runs; w/ort = Weir time / ONNX Runtime time "
+    print(f"median latency in ms over {args.runs} runs; plain = every operator expanded, "
+          "auto = the auto recipe; auto/ort = Weir (auto) time / ONNX Runtime time "
           "(below 1 means Weir is faster)")
     print(table(rows))
+    print()
+    print("bytes moved (analysis, MB) after each tier of the auto recipe")
+    print(tier_table(rows))
     for note in failures(rows):
         print("failed:", note)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
