@@ -8,6 +8,7 @@
 #include "codegen/cpu/compile.h"
 #include "codegen/lower/lower.h"
 #include "core/interp/interpreter.h"
+#include "transforms/registry.h"
 #include "core/onnx/import.h"
 #include "ir/error.h"
 #include "ir/mapped_tasklet.h"
@@ -577,6 +578,30 @@ TEST(CExport, BundledCnnMatchesTheOracles) {
   auto [p, in] = bundledModel(
       "cnn.onnx", {{"MatMul", "pure"}, {"Gemm", "pure"}, {"Conv", "pure"}});
   checkAgainstOracles(p, in);
+}
+
+TEST(CExport, BundledCnnWithGemmEpiloguesMatchesTheInterpreter) {
+  SKIP_WITHOUT_GXX();
+  auto [p, in] = bundledModel("cnn.onnx", {});
+  int fused = 0;
+  for (const char *id : {"init-fusion", "epilogue-fusion"}) {
+    const transforms::Transformation &t = *transforms::requireTransformation(id);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (const transforms::Match &m : transforms::findMatches(p, t))
+        if (transforms::checkMatch(p, t, m)) {
+          p = transforms::applyChecked(p, t, m).program;
+          progress = true;
+          ++fused;
+          break;
+        }
+    }
+  }
+  EXPECT_GT(fused, 0);
+  std::string src = exportCpp(lower(p));
+  // The epilogue: a loop nest over C right after the sgemm call.
+  EXPECT_NE(src.find("for (int64_t ei = 0;"), std::string::npos) << src;
+  checkAgainstOracles(p, in, {}, Jit::Close);
 }
 
 } // namespace
