@@ -209,6 +209,81 @@ TEST(MapFusion, SharedInputIsReadThroughOneConnector) {
   EXPECT_NE(entry->findInput("IN_x"), nullptr);
 }
 
+/// x -> a (writes t and u) -> b (reads both) -> y: GELU's diamond.
+GraphBuilder diamond(std::vector<ir::Expr> uRead = {i0, i1},
+                     std::vector<std::int64_t> uShape = {4, 6}) {
+  GraphBuilder g("diamond");
+  g.input("x", {4, 6})
+      .transient("t", {4, 6})
+      .transient("u", uShape)
+      .output("y", {4, 6});
+  Maps m(g);
+  std::vector<ir::Range> r{{0, 4}, {0, 6}};
+  m.add("a", {"i0", "i1"}, r, {{"x", "x", {i0, i1}}},
+        "t = x * 0.5; u = erf(x) + 1.0",
+        {{"t", "t", {i0, i1}}, {"u", "u", {i0, i1}}});
+  m.add("b", {"i0", "i1"}, r, {{"t", "t", {i0, i1}}, {"u", "u", uRead}},
+        "y = t * u", {{"y", "y", {i0, i1}}});
+  return g;
+}
+
+TEST(MapFusion, DiamondHandsEveryArrayOverAtOnce) {
+  GraphBuilder g = diamond();
+  std::vector<Match> ms = fusionMatches(g.p);
+  ASSERT_EQ(ms.size(), 2u); // through t and through u: the same fusion
+  for (const Match &m : ms) {
+    transforms::ApplyResult r = transforms::applyChecked(g.p, fusion(), m);
+    expectValid(r.program);
+    EXPECT_EQ(countNodes(r.program, ir::NodeKind::MapEntry), 1);
+    EXPECT_EQ(countNodes(r.program, ir::NodeKind::Access), 2); // x, y
+    EXPECT_EQ(r.program.findContainer("t"), nullptr);
+    EXPECT_EQ(r.program.findContainer("u"), nullptr);
+    // A store and a load of t and of u (4x6 f32 each) are gone.
+    EXPECT_EQ(bytesMoved(g.p) - bytesMoved(r.program), 4 * 4 * 6 * 4);
+    expectEquivalent(g.p, r.program);
+    if (&m == &ms[0])
+      expectGolden("map_fusion_diamond", g.p, r.program);
+  }
+}
+
+TEST(MapFusion, DiamondKeepsAnArrayReadElsewhere) {
+  // u is also read by a third map: the fused map still writes it.
+  GraphBuilder g = diamond();
+  g.output("z", {4, 6});
+  Maps m(g);
+  // Reuse the access node of u the diamond made.
+  for (const ir::Node &n : g.p.states[0].nodes)
+    if (n.kind == ir::NodeKind::Access)
+      m.access[n.access().container] = n.id;
+  m.add("c", {"i0", "i1"}, {{0, 4}, {0, 6}}, {{"u", "u", {i0, i1}}},
+        "z = u - 1.0", {{"z", "z", {i0, i1}}});
+  Match through = fusionMatches(g.p).at(0);
+  transforms::ApplyResult r = transforms::applyChecked(g.p, fusion(), through);
+  expectValid(r.program);
+  EXPECT_EQ(r.program.findContainer("t"), nullptr);
+  ASSERT_NE(r.program.findContainer("u"), nullptr);
+  EXPECT_EQ(countNodes(r.program, ir::NodeKind::MapEntry), 2);
+  // t's store and load and u's load by b are gone.
+  EXPECT_EQ(bytesMoved(g.p) - bytesMoved(r.program), 3 * 4 * 6 * 4);
+  expectEquivalent(g.p, r.program);
+}
+
+TEST(MapFusion, RefusesADiamondWhoseOtherArrayIsNotReadElementwise) {
+  // b reads u shifted by one column: t alone cannot be handed over (u would
+  // still order the maps), and u cannot either.
+  GraphBuilder g = diamond({i0, i1 + ir::Expr(1)}, {4, 7});
+  for (const Match &m : fusionMatches(g.p)) {
+    std::string why = reason(g.p, m);
+    EXPECT_THAT(why, HasSubstr("reads u[i0, i1 + 1] where map 'a'"));
+    transforms::CheckResult c = transforms::checkMatch(g.p, fusion(), m);
+    ir::NodeId u = 0;
+    for (const ir::Node &n : g.p.states[0].nodes)
+      if (n.kind == ir::NodeKind::Access && n.access().container == "u")
+        u = n.id;
+    EXPECT_NE(std::find(c.nodes.begin(), c.nodes.end(), u), c.nodes.end());
+  }
+}
+
 // --- negative tests, one per precondition ----------------------------------
 
 /// x -> first map writing t -> second map reading t (index given) -> y.

@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ir/scope.h"
+#include "transforms/fusion/map_scope.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -18,7 +19,11 @@ std::string_view MapFusion::description() const {
          "exactly that element in the same iteration, becomes one map: the "
          "producing tasklet hands its value to the consuming tasklet "
          "directly, and the transient is neither stored nor loaded (two "
-         "passes over memory disappear). When the transient has other "
+         "passes over memory disappear). Every array the first map writes "
+         "and the second reads is handed over in the same step (a diamond "
+         "such as GELU's x -> {x, erf(x)} -> product): fusing through one "
+         "of them alone would leave the others as a dependency the fused "
+         "map has on itself. When a transient has other "
          "readers it stays materialized: the fused map still writes it. The "
          "fused map keeps the producer's entry, label and schedule and the "
          "consumer's exit. Exact: every value is computed as before.";
@@ -38,118 +43,34 @@ namespace {
 
 using ir::EdgeId;
 using ir::NodeId;
-using Rename = std::map<std::string, ir::Expr, std::less<>>;
+using namespace map_scope;
+
+/// One array between the two maps: written element by element by a
+/// tasklet of the first, read back at the same element by tasklets of the
+/// second.
+struct Link {
+  NodeId array = 0;
+  std::string container;
+  NodeId producer = 0;       ///< the tasklet writing the element
+  std::string producerConn;  ///< its output connector
+  EdgeId write = 0;          ///< producer -> first exit
+  EdgeId outerRead = 0;      ///< array -> second entry
+  std::vector<EdgeId> reads; ///< second entry -> consuming tasklets
+  bool materialize = false;  ///< read elsewhere too: the fused map writes it
+  std::string exitConn, entryConn; ///< x of OUT_x / IN_x around the array
+};
 
 /// What check() establishes and apply() rewrites.
 struct Plan {
-  NodeId firstEntry = 0, firstExit = 0, array = 0, secondEntry = 0,
-         secondExit = 0;
-  std::string container;
-  NodeId producer = 0;         ///< the tasklet writing the element
-  std::string producerConn;    ///< its output connector
-  EdgeId write = 0;            ///< producer -> first exit
-  EdgeId outerRead = 0;        ///< array -> second entry
-  std::vector<EdgeId> reads;   ///< second entry -> consuming tasklets
+  NodeId firstEntry = 0, firstExit = 0, secondEntry = 0, secondExit = 0;
+  std::vector<Link> links;     ///< the matched array first
   Rename rename;               ///< consumer params -> producer params
   std::set<NodeId> secondBody; ///< inside the consumer map, its exit too
-  bool materialize = false;
 };
-
-std::string mapName(const ir::Node &n) {
-  return "map '" + n.label + "' (%" + std::to_string(n.id) + ")";
-}
 
 std::string accessName(const ir::Node &n) {
   return "access node '" + n.access().container + "' (%" +
          std::to_string(n.id) + ")";
-}
-
-/// "x" for a scope connector "IN_x" / "OUT_x".
-std::optional<std::string> suffix(const std::string &conn,
-                                  std::string_view prefix) {
-  if (!conn.starts_with(prefix))
-    return std::nullopt;
-  return conn.substr(prefix.size());
-}
-
-/// Views alias their target: hazards are judged on the target.
-std::string rootOf(const ir::Program &p, const std::string &c) {
-  const ir::Container *x = p.findContainer(c);
-  return x && x->isView() ? x->viewOf : c;
-}
-
-ir::Range renamed(const ir::Range &r, const Rename &m) {
-  return ir::Range(r.begin.substitute(m), r.end.substitute(m),
-                   r.step.substitute(m));
-}
-
-ir::Subset renamed(const ir::Subset &s, const Rename &m) {
-  ir::Subset out;
-  for (const ir::Range &r : s.dims)
-    out.dims.push_back(renamed(r, m));
-  return out;
-}
-
-std::string rangesText(const ir::MapData &m) {
-  std::string s;
-  for (std::size_t k = 0; k < m.params.size(); ++k)
-    s += (k ? ", " : "") + m.params[k] + " = " + m.ranges[k].str();
-  return "[" + s + "]";
-}
-
-/// Whether two iterations of `m` never write the same element through
-/// `subset`: every parameter that takes more than one value is, in some
-/// dimension, the index plus a term no parameter changes.
-bool distinctPerIteration(const ir::Subset &subset, const ir::MapData &m) {
-  auto isParam = [&](const std::string &s) {
-    return std::find(m.params.begin(), m.params.end(), s) != m.params.end();
-  };
-  for (std::size_t k = 0; k < m.params.size(); ++k) {
-    if (m.ranges[k].size() == ir::Expr(1))
-      continue;
-    bool found = false;
-    for (const ir::Range &r : subset.dims) {
-      std::vector<std::string> rest =
-          (r.begin - ir::Expr::symbol(m.params[k])).freeSymbols();
-      found |= std::none_of(rest.begin(), rest.end(), isParam);
-    }
-    if (!found)
-      return false;
-  }
-  return true;
-}
-
-/// Nodes whose chain of enclosing scopes reaches `entry` (its exit too).
-std::set<NodeId> bodyOf(const std::map<NodeId, NodeId> &parents, NodeId entry) {
-  std::set<NodeId> body;
-  for (const auto &[id, parent] : parents) {
-    NodeId x = parent;
-    for (std::size_t guard = 0; x != 0 && guard <= parents.size(); ++guard) {
-      if (x == entry) {
-        body.insert(id);
-        break;
-      }
-      auto it = parents.find(x);
-      x = it == parents.end() ? 0 : it->second;
-    }
-  }
-  return body;
-}
-
-/// Scope connectors come in pairs IN_x / OUT_x; fusion moves them by pair.
-bool pairedConnectors(const ir::Node &n) {
-  if (n.inputs.size() != n.outputs.size())
-    return false;
-  for (const ir::Connector &c : n.inputs) {
-    auto x = suffix(c.name, "IN_");
-    if (!x || !n.findOutput("OUT_" + *x))
-      return false;
-  }
-  return true;
-}
-
-bool sameMemlet(const ir::Memlet &a, const ir::Memlet &b) {
-  return a.container == b.container && a.subset == b.subset && a.wcr == b.wcr;
 }
 
 /// Establishes a Plan, one group of preconditions at a time; each failure
@@ -159,10 +80,9 @@ public:
   Planner(const ir::Program &p, const Match &match, Plan &plan)
       : p_(p), s_(stateNamed(p, match.state)), g_(s_), plan_(plan) {
     plan.firstExit = match.node("first_exit");
-    plan.array = match.node("array");
+    array_ = match.node("array");
     plan.secondEntry = match.node("second_entry");
     exit1_ = s_.findNode(plan.firstExit);
-    array_ = s_.findNode(plan.array);
     entry2_ = s_.findNode(plan.secondEntry);
     plan.firstEntry = exit1_->map().partner;
     plan.secondExit = entry2_->map().partner;
@@ -171,20 +91,45 @@ public:
   }
 
   CheckResult run() {
-    for (auto step :
-         {&Planner::scopes, &Planner::intermediate, &Planner::iterations,
-          &Planner::renaming, &Planner::ordering})
+    for (auto step : {&Planner::scopes, &Planner::ranges})
       if (CheckResult r = (this->*step)(); !r)
         return r;
-    plan_.materialize = g_.out(plan_.array).size() > 1 ||
-                        containerUses(p_, plan_.container).accessNodes > 1;
+    // Every array the first map writes and the second reads is handed
+    // over at once (a diamond: x -> {t, u} -> y); the matched one first.
+    std::vector<NodeId> arrays{array_};
+    for (const ir::Edge *e : g_.out(plan_.firstExit)) {
+      const ir::Node *n = s_.findNode(e->dst);
+      if (e->dst == array_ || n->kind != ir::NodeKind::Access ||
+          std::find(arrays.begin(), arrays.end(), e->dst) != arrays.end())
+        continue;
+      for (const ir::Edge *f : g_.out(e->dst))
+        if (f->dst == plan_.secondEntry && !f->memlet.empty()) {
+          arrays.push_back(e->dst);
+          break;
+        }
+    }
+    for (NodeId a : arrays) {
+      Link link;
+      link.array = a;
+      if (CheckResult r = intermediate(link); !r)
+        return r;
+      if (CheckResult r = iterations(link); !r)
+        return r;
+      link.materialize = g_.out(a).size() > 1 ||
+                         containerUses(p_, link.container).accessNodes > 1;
+      plan_.links.push_back(std::move(link));
+    }
+    for (auto step : {&Planner::renaming, &Planner::ordering})
+      if (CheckResult r = (this->*step)(); !r)
+        return r;
     return CheckResult::success();
   }
 
 private:
-  CheckResult fail(std::string why) const {
+  CheckResult fail(std::string why, NodeId array = 0) const {
     return CheckResult::failure(
-        std::move(why), {plan_.firstExit, plan_.array, plan_.secondEntry});
+        std::move(why),
+        {plan_.firstExit, array ? array : array_, plan_.secondEntry});
   }
 
   /// Two distinct, well-formed map scopes.
@@ -202,11 +147,34 @@ private:
     return CheckResult::success();
   }
 
+  /// The same iteration space up to parameter names.
+  CheckResult ranges() {
+    const ir::MapData &m1 = entry1_->map(), &m2 = entry2_->map();
+    if (m1.params.size() != m2.params.size())
+      return fail(mapName(*entry1_) + " has " +
+                  std::to_string(m1.params.size()) + " dimensions and " +
+                  mapName(*entry2_) + " " + std::to_string(m2.params.size()));
+    for (std::size_t k = 0; k < m1.params.size(); ++k)
+      plan_.rename.insert_or_assign(m2.params[k],
+                                    ir::Expr::symbol(m1.params[k]));
+    for (std::size_t k = 0; k < m1.ranges.size(); ++k)
+      if (renamed(m2.ranges[k], plan_.rename) != m1.ranges[k])
+        return fail(mapName(*entry1_) + " and " + mapName(*entry2_) +
+                    " iterate over different ranges: " + rangesText(m1) +
+                    " and " + rangesText(m2));
+    parents_ = ir::scopeParents(s_);
+    return CheckResult::success();
+  }
+
   /// A plain transient, written here by the first map only and read by
   /// the second through one edge.
-  CheckResult intermediate() {
-    const std::string &name = array_->access().container;
-    plan_.container = name;
+  CheckResult intermediate(Link &link) {
+    const ir::Node &array = *s_.findNode(link.array);
+    auto fail = [&](std::string why) {
+      return this->fail(std::move(why), link.array);
+    };
+    const std::string &name = array.access().container;
+    link.container = name;
     const ir::Container *c = p_.findContainer(name);
     if (!c)
       return fail("container '" + name + "' does not exist");
@@ -222,16 +190,16 @@ private:
       if (oc.viewOf == name)
         return fail("'" + name + "' is viewed by '" + other + "'");
 
-    if (g_.in(plan_.array).size() != 1)
-      return fail(accessName(*array_) + " has " +
-                  std::to_string(g_.in(plan_.array).size()) +
+    if (g_.in(link.array).size() != 1)
+      return fail(accessName(array) + " has " +
+                  std::to_string(g_.in(link.array).size()) +
                   " incoming edges; only " + mapName(*exit1_) +
                   " may write it");
-    const ir::Edge &outerWrite = *g_.in(plan_.array)[0];
+    const ir::Edge &outerWrite = *g_.in(link.array)[0];
     auto exitConn = suffix(outerWrite.srcConn, "OUT_");
     if (outerWrite.memlet.container != name || !exitConn)
       return fail(mapName(*exit1_) + " does not write '" + name + "' into " +
-                  accessName(*array_));
+                  accessName(array));
     if (outerWrite.memlet.wcr)
       return fail(mapName(*exit1_) + " writes '" + name +
                   "' with a write-conflict resolution (" +
@@ -242,52 +210,39 @@ private:
     if (sameConn != 1)
       return fail(mapName(*exit1_) + " writes '" + name +
                   "' through more than one edge");
-    exitConn_ = *exitConn;
+    link.exitConn = *exitConn;
 
     std::vector<const ir::Edge *> direct;
-    for (const ir::Edge *e : g_.out(plan_.array))
+    for (const ir::Edge *e : g_.out(link.array))
       if (e->dst == plan_.secondEntry)
         direct.push_back(e);
     if (direct.size() != 1)
-      return fail(accessName(*array_) + " has " +
-                  std::to_string(direct.size()) + " edges into " +
-                  mapName(*entry2_));
+      return fail(accessName(array) + " has " + std::to_string(direct.size()) +
+                  " edges into " + mapName(*entry2_));
     const ir::Edge &outerRead = *direct[0];
-    plan_.outerRead = outerRead.id;
+    link.outerRead = outerRead.id;
     auto entryConn = suffix(outerRead.dstConn, "IN_");
     if (outerRead.memlet.container != name || !entryConn)
       return fail(mapName(*entry2_) + " does not read '" + name + "' from " +
-                  accessName(*array_) + " (the edge only orders the two)");
+                  accessName(array) + " (the edge only orders the two)");
     if (outerRead.memlet.wcr)
       return fail(mapName(*entry2_) + " reads '" + name +
                   "' with a write-conflict resolution");
-    entryConn_ = *entryConn;
+    link.entryConn = *entryConn;
     return CheckResult::success();
   }
 
-  /// The same iteration space up to parameter names; the first map writes
-  /// one distinct element per iteration and the second reads exactly that
-  /// element in the same iteration.
-  CheckResult iterations() {
-    const std::string &name = plan_.container;
-    const ir::MapData &m1 = entry1_->map(), &m2 = entry2_->map();
-    if (m1.params.size() != m2.params.size())
-      return fail(mapName(*entry1_) + " has " +
-                  std::to_string(m1.params.size()) + " dimensions and " +
-                  mapName(*entry2_) + " " + std::to_string(m2.params.size()));
-    for (std::size_t k = 0; k < m1.params.size(); ++k)
-      plan_.rename.insert_or_assign(m2.params[k],
-                                    ir::Expr::symbol(m1.params[k]));
-    for (std::size_t k = 0; k < m1.ranges.size(); ++k)
-      if (renamed(m2.ranges[k], plan_.rename) != m1.ranges[k])
-        return fail(mapName(*entry1_) + " and " + mapName(*entry2_) +
-                    " iterate over different ranges: " + rangesText(m1) +
-                    " and " + rangesText(m2));
-
-    parents_ = ir::scopeParents(s_);
+  /// The first map writes one distinct element per iteration and the
+  /// second reads exactly that element in the same iteration.
+  CheckResult iterations(Link &link) {
+    auto fail = [&](std::string why) {
+      return this->fail(std::move(why), link.array);
+    };
+    const std::string &name = link.container;
+    const ir::MapData &m1 = entry1_->map();
     std::vector<const ir::Edge *> writes;
     for (const ir::Edge *e : g_.in(plan_.firstExit))
-      if (e->dstConn == "IN_" + exitConn_)
+      if (e->dstConn == "IN_" + link.exitConn)
         writes.push_back(e);
     if (writes.size() != 1)
       return fail(mapName(*exit1_) + " collects '" + name + "' from " +
@@ -312,13 +267,13 @@ private:
       return fail(mapName(*entry1_) + " writes " + write.memlet.str() +
                   ", which is not provably a different element in every "
                   "iteration");
-    plan_.producer = producer.id;
-    plan_.producerConn = write.srcConn;
-    plan_.write = write.id;
+    link.producer = producer.id;
+    link.producerConn = write.srcConn;
+    link.write = write.id;
     const ir::Connector *produced = producer.findOutput(write.srcConn);
 
     for (const ir::Edge *e : g_.out(plan_.secondEntry)) {
-      if (e->srcConn != "OUT_" + entryConn_)
+      if (e->srcConn != "OUT_" + link.entryConn)
         continue;
       const ir::Node &consumer = *s_.findNode(e->dst);
       if (consumer.kind != ir::NodeKind::Tasklet ||
@@ -340,9 +295,9 @@ private:
                     std::to_string(consumer.id) + ") reads '" + name +
                     "' with another dtype than tasklet '" + producer.label +
                     "' writes it");
-      plan_.reads.push_back(e->id);
+      link.reads.push_back(e->id);
     }
-    if (plan_.reads.empty())
+    if (link.reads.empty())
       return fail(mapName(*entry2_) + " takes '" + name +
                   "' in but no node inside reads it");
     return CheckResult::success();
@@ -376,14 +331,17 @@ private:
   }
 
   /// Fused, the two maps' accesses interleave and their neighbours merge:
-  /// no container one writes and the other touches (but the intermediate),
-  /// and no other path from the first map to the second.
+  /// no container one writes and the other touches (but the arrays handed
+  /// over), and no other path from the first map to the second.
   CheckResult ordering() {
+    std::set<EdgeId> handed;
+    for (const Link &l : plan_.links)
+      handed.insert(l.outerRead);
     std::set<std::string> read1, write1, read2, write2;
     auto collect = [&](const std::vector<const ir::Edge *> &edges,
                        std::set<std::string> &into) {
       for (const ir::Edge *e : edges)
-        if (!e->memlet.empty() && e->id != plan_.outerRead)
+        if (!e->memlet.empty() && !handed.count(e->id))
           into.insert(rootOf(p_, e->memlet.container));
     };
     collect(g_.in(plan_.firstEntry), read1);
@@ -413,7 +371,7 @@ private:
       NodeId at = todo.front();
       todo.pop_front();
       for (const ir::Edge *e : g_.out(at))
-        if (e->id != plan_.outerRead && from.emplace(e->dst, at).second)
+        if (!handed.count(e->id) && from.emplace(e->dst, at).second)
           todo.push_back(e->dst);
     }
     if (!from.count(plan_.secondEntry))
@@ -430,9 +388,8 @@ private:
   const ir::State &s_;
   StateGraph g_;
   Plan &plan_;
-  const ir::Node *exit1_, *array_, *entry2_, *entry1_ = nullptr,
-                                             *exit2_ = nullptr;
-  std::string exitConn_, entryConn_; ///< x of OUT_x / IN_x around the array
+  NodeId array_ = 0; ///< the matched array
+  const ir::Node *exit1_, *entry2_, *entry1_ = nullptr, *exit2_ = nullptr;
   std::map<NodeId, NodeId> parents_;
 };
 
@@ -441,112 +398,6 @@ ir::Edge &edgeWithId(ir::State &s, EdgeId id) {
     if (e.id == id)
       return e;
   throw Error("map-fusion: edge " + std::to_string(id) + " vanished");
-}
-
-std::vector<EdgeId> edgeIds(const ir::State &s, NodeId node, bool incoming) {
-  std::vector<EdgeId> ids;
-  for (const ir::Edge &e : s.edges)
-    if ((incoming ? e.dst : e.src) == node)
-      ids.push_back(e.id);
-  return ids;
-}
-
-/// "x", "x_1", ...: a pair IN_/OUT_ not yet on `n`.
-std::string freshPair(const ir::Node &n, const std::string &x) {
-  std::string name = x;
-  for (int k = 1; n.findInput("IN_" + name) || n.findOutput("OUT_" + name); ++k)
-    name = x + "_" + std::to_string(k);
-  return name;
-}
-
-void addPair(ir::Node &n, const std::string &x, ir::DType dtype) {
-  n.inputs.push_back({"IN_" + x, dtype});
-  n.outputs.push_back({"OUT_" + x, dtype});
-}
-
-/// Redirects an ordering edge to `to` at one end, or drops it when an
-/// equal one is already there.
-void redirectOrdering(ir::State &s, EdgeId id, NodeId to, bool atDst) {
-  ir::Edge &e = edgeWithId(s, id);
-  NodeId src = atDst ? e.src : to, dst = atDst ? to : e.dst;
-  for (const ir::Edge &f : s.edges)
-    if (f.id != id && f.src == src && f.dst == dst && f.memlet.empty() &&
-        f.srcConn.empty() && f.dstConn.empty()) {
-      std::erase_if(s.edges, [&](const ir::Edge &x) { return x.id == id; });
-      return;
-    }
-  (atDst ? e.dst : e.src) = to;
-}
-
-/// The consumer's entry edges move to the producer's entry; an input both
-/// read through equal edges from the same node is shared.
-void mergeEntries(ir::State &s, const Plan &plan) {
-  ir::Node &entry1 = *s.findNode(plan.firstEntry);
-  const ir::Node &entry2 = *s.findNode(plan.secondEntry);
-  std::map<std::string, std::string> outConn;
-  for (EdgeId id : edgeIds(s, plan.secondEntry, true)) {
-    ir::Edge &e = edgeWithId(s, id);
-    if (e.dstConn.empty()) {
-      redirectOrdering(s, id, plan.firstEntry, true);
-      continue;
-    }
-    std::string x = *suffix(e.dstConn, "IN_");
-    auto shared =
-        std::find_if(s.edges.begin(), s.edges.end(), [&](const ir::Edge &f) {
-          return f.dst == plan.firstEntry && f.src == e.src &&
-                 f.srcConn == e.srcConn && f.dstConn.starts_with("IN_") &&
-                 sameMemlet(f.memlet, e.memlet);
-        });
-    if (shared != s.edges.end()) {
-      outConn["OUT_" + x] = "OUT_" + *suffix(shared->dstConn, "IN_");
-      std::erase_if(s.edges, [&](const ir::Edge &f) { return f.id == id; });
-      continue;
-    }
-    std::string y = freshPair(entry1, x);
-    addPair(entry1, y, entry2.findInput(e.dstConn)->dtype);
-    outConn["OUT_" + x] = "OUT_" + y;
-    e.dst = plan.firstEntry;
-    e.dstConn = "IN_" + y;
-  }
-  for (EdgeId id : edgeIds(s, plan.secondEntry, false)) {
-    ir::Edge &e = edgeWithId(s, id);
-    if (e.srcConn.empty()) {
-      redirectOrdering(s, id, plan.firstEntry, false);
-      continue;
-    }
-    e.src = plan.firstEntry;
-    e.srcConn = outConn.at(e.srcConn);
-  }
-}
-
-/// The producer's exit edges move to the consumer's exit.
-void mergeExits(ir::State &s, const Plan &plan) {
-  ir::Node &exit2 = *s.findNode(plan.secondExit);
-  const ir::Node &exit1 = *s.findNode(plan.firstExit);
-  std::map<std::string, std::string> pair;
-  for (EdgeId id : edgeIds(s, plan.firstExit, true)) {
-    ir::Edge &e = edgeWithId(s, id);
-    if (e.dstConn.empty()) {
-      redirectOrdering(s, id, plan.secondExit, true);
-      continue;
-    }
-    std::string x = *suffix(e.dstConn, "IN_");
-    if (!pair.count(x)) {
-      pair[x] = freshPair(exit2, x);
-      addPair(exit2, pair[x], exit1.findInput(e.dstConn)->dtype);
-    }
-    e.dst = plan.secondExit;
-    e.dstConn = "IN_" + pair[x];
-  }
-  for (EdgeId id : edgeIds(s, plan.firstExit, false)) {
-    ir::Edge &e = edgeWithId(s, id);
-    if (e.srcConn.empty()) {
-      redirectOrdering(s, id, plan.secondExit, false);
-      continue;
-    }
-    e.src = plan.secondExit;
-    e.srcConn = "OUT_" + pair.at(*suffix(e.srcConn, "OUT_"));
-  }
 }
 
 } // namespace
@@ -566,33 +417,27 @@ ApplyResult MapFusion::apply(const ir::Program &program, const Match &match,
   ir::State &s = stateNamed(r.program, match.state);
 
   // The consumer's body speaks of the producer's parameters.
-  for (ir::Edge &e : s.edges)
-    if ((e.src == plan.secondEntry || plan.secondBody.count(e.src)) &&
-        plan.secondBody.count(e.dst) && !e.memlet.empty())
-      e.memlet.subset = renamed(e.memlet.subset, plan.rename);
-  for (ir::Node &n : s.nodes)
-    if (plan.secondBody.count(n.id) && n.id != plan.secondExit &&
-        (n.kind == ir::NodeKind::MapEntry || n.kind == ir::NodeKind::MapExit))
-      for (ir::Range &range : n.map().ranges)
-        range = renamed(range, plan.rename);
+  renameBody(s, plan.secondEntry, plan.secondBody, plan.rename);
 
-  // The element goes from tasklet to tasklet.
-  for (EdgeId id : plan.reads) {
-    ir::Edge &e = edgeWithId(s, id);
-    e.src = plan.producer;
-    e.srcConn = plan.producerConn;
-    e.memlet = ir::Memlet{};
-  }
-  std::erase_if(s.edges,
-                [&](const ir::Edge &e) { return e.id == plan.outerRead; });
-  if (!plan.materialize) {
+  // Each element goes from tasklet to tasklet.
+  for (const Link &link : plan.links) {
+    for (EdgeId id : link.reads) {
+      ir::Edge &e = edgeWithId(s, id);
+      e.src = link.producer;
+      e.srcConn = link.producerConn;
+      e.memlet = ir::Memlet{};
+    }
     std::erase_if(s.edges,
-                  [&](const ir::Edge &e) { return e.id == plan.write; });
-    removeNode(s, plan.array, &r.idMap);
+                  [&](const ir::Edge &e) { return e.id == link.outerRead; });
+    if (!link.materialize) {
+      std::erase_if(s.edges,
+                    [&](const ir::Edge &e) { return e.id == link.write; });
+      removeNode(s, link.array, &r.idMap);
+    }
   }
 
-  mergeEntries(s, plan);
-  mergeExits(s, plan);
+  mergeEntry(s, plan.secondEntry, plan.firstEntry);
+  mergeExit(s, plan.firstExit, plan.secondExit);
   ir::Node &entry1 = *s.findNode(plan.firstEntry);
   ir::Node &exit2 = *s.findNode(plan.secondExit);
   entry1.map().partner = plan.secondExit;
@@ -604,8 +449,9 @@ ApplyResult MapFusion::apply(const ir::Program &program, const Match &match,
   removeNode(s, plan.firstExit, &r.idMap);
   r.idMap[plan.secondEntry] = plan.firstEntry;
   r.idMap[plan.firstExit] = plan.secondExit;
-  if (!plan.materialize && !containerUsed(r.program, plan.container))
-    r.program.containers.erase(plan.container);
+  for (const Link &link : plan.links)
+    if (!link.materialize && !containerUsed(r.program, link.container))
+      r.program.containers.erase(link.container);
   return r;
 }
 

@@ -3,7 +3,9 @@
 /// `map-fusion`: a map that writes a transient element by element, and the
 /// map with the same iteration space that reads it back element by element,
 /// become one map in which the value goes from the producing tasklet to the
-/// consuming one directly (DaCe's MapFusion).
+/// consuming one directly (DaCe's MapFusion). When the first map writes
+/// several arrays the second reads (a diamond), every one of them is handed
+/// over in the same step.
 ///
 /// Ids: the fused map keeps the producer's MapEntry and the consumer's
 /// MapExit, so every other match listed before the fusion (the next link of
