@@ -12,12 +12,17 @@
 ///   5. expand-all (default implementations: BLAS GEMM, im2col Conv);
 ///   6. init-fusion everywhere (bias fills of GEMMs into their epilogues);
 ///   7. epilogue-fusion everywhere (elementwise maps on GEMM outputs);
-///   8. map-fusion everywhere (a producer map into its consumer);
-///   9. tasklet-fusion everywhere (the tasklets map-fusion chained);
-///  10. epilogue-fusion again (maps that fusion made line up with a GEMM);
-///  11. view-elimination everywhere (transposing copies folded into their
+///   8. map-fusion everywhere (a producer map into its consumer, every
+///      array between them at once);
+///   9. reduction-fusion everywhere (cheap values recomputed in the maps,
+///      reductions included, that read them);
+///  10. tasklet-fusion everywhere (the tasklets fusion chained);
+///  11. epilogue-fusion again (maps that fusion made line up with a GEMM);
+///  12. view-elimination everywhere (transposing copies folded into their
 ///      readers);
-///  12. in-place everywhere (elementwise maps writing over their input).
+///  13. in-place everywhere (elementwise maps writing over their input);
+///  14. buffer-reuse with order = true (transients of one shape with
+///      disjoint lifetimes share a buffer).
 /// The other fusion and data-movement transformations join as they land.
 
 #include "core/workspace/workspace.h"

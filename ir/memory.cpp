@@ -1,0 +1,188 @@
+/// \file
+/// Transient allocation and liveness (see memory.h).
+
+#include "ir/memory.h"
+
+#include "ir/error.h"
+#include "ir/scope.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+namespace weir::ir {
+namespace {
+
+std::int64_t bytesOf(const Container &c, const Bindings &symbols) {
+  Expr count = c.elementCount();
+  Bindings b = symbols;
+  for (const std::string &s : count.freeSymbols())
+    b.emplace(s, 1);
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(count.evaluate(b),
+                             static_cast<std::int64_t>(dtypeSize(c.dtype)),
+                             &bytes))
+    throw Error("container '" + c.name + "' has more bytes than int64 holds");
+  return bytes;
+}
+
+} // namespace
+
+bool allocatesBuffer(const Program &program, const Container &c) {
+  auto named = [&](const std::vector<std::string> &v) {
+    return std::find(v.begin(), v.end(), c.name) != v.end();
+  };
+  return !named(program.inputs) && !named(program.outputs) && !c.isConstant() &&
+         !c.isView();
+}
+
+TopLevel topLevel(const State &state) {
+  TopLevel t;
+  std::map<NodeId, const Node *> byId;
+  std::map<NodeId, std::size_t> position;
+  for (std::size_t i = 0; i < state.nodes.size(); ++i) {
+    byId[state.nodes[i].id] = &state.nodes[i];
+    position[state.nodes[i].id] = i;
+  }
+  std::map<NodeId, NodeId> parent = scopeParents(state);
+  for (const Node &n : state.nodes) {
+    NodeId x = n.kind == NodeKind::MapExit ? n.map().partner : n.id;
+    // Bounded, in case the scopes of an odd graph loop.
+    for (std::size_t guard = 0; guard <= state.nodes.size(); ++guard) {
+      auto it = parent.find(x);
+      if (it == parent.end() || it->second == 0)
+        break;
+      x = it->second;
+    }
+    t.member[n.id] = x;
+  }
+
+  // Kahn's algorithm over the members, as interp::planState does it.
+  std::map<NodeId, std::set<NodeId>> succ;
+  std::map<NodeId, int> indeg;
+  std::vector<NodeId> members;
+  for (const Node &n : state.nodes)
+    if (t.member[n.id] == n.id && n.kind != NodeKind::MapExit) {
+      members.push_back(n.id);
+      indeg[n.id] = 0;
+    }
+  for (const Edge &e : state.edges) {
+    if (!byId.count(e.src) || !byId.count(e.dst))
+      continue;
+    NodeId from = t.member[e.src], to = t.member[e.dst];
+    if (from != to && indeg.count(from) && indeg.count(to) &&
+        succ[from].insert(to).second)
+      ++indeg[to];
+  }
+  std::set<std::pair<std::size_t, NodeId>> ready;
+  for (NodeId id : members)
+    if (indeg[id] == 0)
+      ready.insert({position.at(id), id});
+  while (!ready.empty()) {
+    NodeId id = ready.begin()->second;
+    ready.erase(ready.begin());
+    t.index[id] = t.order.size();
+    t.order.push_back(id);
+    if (auto it = succ.find(id); it != succ.end())
+      for (NodeId next : it->second)
+        if (--indeg[next] == 0)
+          ready.insert({position.at(next), next});
+  }
+  if (t.order.size() != members.size())
+    throw Error("state '" + state.name +
+                "': edges between map scopes form a cycle at the top level");
+  return t;
+}
+
+MemoryReport transientMemory(const Program &program, const Bindings &symbols) {
+  MemoryReport r;
+  std::map<std::string, std::size_t, std::less<>> slot;
+  for (const auto &[name, c] : program.containers)
+    if (allocatesBuffer(program, c)) {
+      TransientLifetime l;
+      l.container = name;
+      l.bytes = bytesOf(c, symbols);
+      slot[name] = r.transients.size();
+      r.transients.push_back(std::move(l));
+      r.allocated += r.transients.back().bytes;
+      ++r.buffers;
+    }
+
+  // The buffer an access of `container` uses: its own, or its target's.
+  auto touch = [&](const std::string &container, std::int64_t at) {
+    const Container *c = program.findContainer(container);
+    if (c && c->isView())
+      c = program.findContainer(c->viewOf);
+    if (!c)
+      return;
+    auto it = slot.find(c->name);
+    if (it == slot.end())
+      return;
+    TransientLifetime &l = r.transients[it->second];
+    l.first = l.first < 0 ? at : std::min(l.first, at);
+    l.last = std::max(l.last, at);
+  };
+
+  std::int64_t base = 0;
+  for (const State &s : program.states) {
+    TopLevel t = topLevel(s);
+    std::map<NodeId, const Node *> byId;
+    for (const Node &n : s.nodes)
+      byId[n.id] = &n;
+    auto at = [&](NodeId id) {
+      return base + static_cast<std::int64_t>(t.index.at(t.member.at(id)));
+    };
+    for (const Edge &e : s.edges) {
+      auto src = byId.find(e.src), dst = byId.find(e.dst);
+      if (src == byId.end() || dst == byId.end() || e.memlet.empty())
+        continue;
+      bool fromAccess = src->second->kind == NodeKind::Access;
+      bool toAccess = dst->second->kind == NodeKind::Access;
+      // A copy between access nodes runs with its destination; any other
+      // edge moves data when its computing end runs.
+      if (fromAccess)
+        touch(src->second->access().container, at(e.dst));
+      if (toAccess)
+        touch(dst->second->access().container, at(fromAccess ? e.dst : e.src));
+    }
+    base += static_cast<std::int64_t>(t.order.size());
+  }
+  r.steps = base;
+
+  std::vector<std::int64_t> delta(static_cast<std::size_t>(base) + 1, 0);
+  for (const TransientLifetime &l : r.transients)
+    if (l.first >= 0) {
+      delta[static_cast<std::size_t>(l.first)] += l.bytes;
+      delta[static_cast<std::size_t>(l.last) + 1] -= l.bytes;
+    }
+  std::int64_t live = 0;
+  for (std::int64_t d : delta) {
+    live += d;
+    r.peak = std::max(r.peak, live);
+  }
+  return r;
+}
+
+std::string formatBytes(std::int64_t bytes) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0)
+    return std::to_string(bytes) + " B";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", v, units[u]);
+  return text;
+}
+
+std::string MemoryReport::str() const {
+  return "allocated " + formatBytes(allocated) + " in " +
+         std::to_string(buffers) + " buffer" + (buffers == 1 ? "" : "s") +
+         ", peak " + formatBytes(peak);
+}
+
+} // namespace weir::ir
