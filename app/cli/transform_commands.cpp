@@ -8,6 +8,7 @@
 #include "ir/analysis.h"
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "ir/memory.h"
 #include "transforms/registry.h"
 
 #include <nlohmann/json.hpp>
@@ -51,15 +52,25 @@ std::string delta(const ir::Expr &before, const ir::Expr &after) {
   return buf;
 }
 
-/// Bytes moved after each tier the workspace's history went through: the
+/// Bytes moved, FLOPs and transient memory (allocated, live peak; symbols
+/// taken as 1) after each tier the workspace's history went through: the
 /// version after the last step of that tier (the history of a recipe that
 /// applies the tiers in order, as auto does).
 void printTiers(const workspace::Workspace &ws) {
   const auto &versions = ws.versions();
   auto line = [](const char *name, const ir::Program &p) {
     ir::ProgramAnalysis a = ir::analyze(p);
-    std::printf("tier %-10s bytes moved %-14s FLOPs %s\n", name,
-                amount(a.bytesMoved).c_str(), amount(a.flops).c_str());
+    std::string memory = "-";
+    try {
+      ir::MemoryReport m = ir::transientMemory(p);
+      memory = "allocated " + std::to_string(m.allocated) + " peak " +
+               std::to_string(m.peak);
+    } catch (const Error &) {
+      // A size the analysis cannot evaluate: the line says "-".
+    }
+    std::printf("tier %-10s bytes moved %-14s FLOPs %-14s transients %s\n",
+                name, amount(a.bytesMoved).c_str(), amount(a.flops).c_str(),
+                memory.c_str());
   };
   line("import", *versions[0].program);
   for (transforms::Tier t :

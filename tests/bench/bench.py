@@ -187,9 +187,12 @@ def run_optimize(model, args):
         return {"error": failure(code, stderr)}
     tiers = {}
     for line in stdout.splitlines():
-        if m := re.match(r"^tier (\S+)\s+bytes moved (\S+)\s+FLOPs (\S+)", line):
-            tiers[m[1]] = {"bytes_moved": int(m[2]) if m[2].isdigit() else m[2],
-                           "flops": int(m[3]) if m[3].isdigit() else m[3]}
+        if m := re.match(r"^tier (\S+)\s+bytes moved (\S+)\s+FLOPs (\S+)"
+                         r"\s+transients (?:allocated (\d+) peak (\d+)|-)", line):
+            number = lambda text: int(text) if text and text.isdigit() else text
+            tiers[m[1]] = {"bytes_moved": number(m[2]), "flops": number(m[3]),
+                           "transients_allocated": number(m[4]),
+                           "transients_peak": number(m[5])}
     return {"session": session, "tiers": tiers}
 
 
@@ -343,17 +346,19 @@ def megabytes(value):
     return f"{value / 1e6:.2f}" if isinstance(value, int) else str(value)
 
 
-def tier_table(rows):
-    """Bytes moved after each tier of the auto recipe, and the change the
-    tiers after expansion made (the plain expansion is the baseline)."""
+def tier_table(rows, key):
+    """`key` (bytes moved, transient memory) after each tier of the auto
+    recipe, and the change the tiers after expansion made (the plain
+    expansion is the baseline)."""
     tiers = ["import", "expansion", "fusion", "movement", "tensorize"]
     head = ["model"] + [f"{t} MB" for t in tiers] + ["auto vs plain"]
     lines = []
     for r in rows:
-        got = r.get("optimize", {}).get("tiers", {})
-        cells = [megabytes(got[t]["bytes_moved"]) if t in got else "-" for t in tiers]
-        plain = got.get("expansion", {}).get("bytes_moved")
-        last = [got[t]["bytes_moved"] for t in tiers if t in got][-1:] or [None]
+        got = {t: v for t, v in r.get("optimize", {}).get("tiers", {}).items()
+               if v.get(key) is not None}
+        cells = [megabytes(got[t][key]) if t in got else "-" for t in tiers]
+        plain = got.get("expansion", {}).get(key)
+        last = [got[t][key] for t in tiers if t in got][-1:] or [None]
         change = "-"
         if isinstance(plain, int) and isinstance(last[0], int) and plain:
             change = f"{100.0 * (last[0] - plain) / plain:+.1f}%"
@@ -442,7 +447,13 @@ def main():
     print(table(rows))
     print()
     print("bytes moved (analysis, MB) after each tier of the auto recipe")
-    print(tier_table(rows))
+    print(tier_table(rows, "bytes_moved"))
+    print()
+    print("transient memory the CPU backend allocates (MB) after each tier")
+    print(tier_table(rows, "transients_allocated"))
+    print()
+    print("peak of live transient memory (MB) after each tier")
+    print(tier_table(rows, "transients_peak"))
     for note in failures(rows):
         print("failed:", note)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
