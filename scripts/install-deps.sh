@@ -17,6 +17,8 @@ packages=(
   libopenblas-dev
   # tests: GoogleTest, ONNX conformance data, Debian's Python with onnx+numpy
   libgtest-dev libgmock-dev libonnx-testdata
+  # the GUI tests render text offscreen with DejaVu
+  fonts-dejavu-core
   python3-onnx python3-numpy python3-pytest
 )
 

@@ -1,0 +1,167 @@
+#include "app/studio/document.h"
+
+#include <QSignalBlocker>
+
+#include "core/workspace/session.h"
+#include "ir/error.h"
+
+#include <QFileInfo>
+#include <QUndoCommand>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cassert>
+
+namespace weir::studio {
+
+/// One applied step. The workspace has already applied it when the command
+/// is pushed, so the first redo() (which push() calls) does nothing.
+class Document::StepCommand : public QUndoCommand {
+public:
+  StepCommand(Document &doc, std::size_t version, const QString &text)
+      : QUndoCommand(text), doc_(doc), version_(version) {}
+
+  void undo() override {
+    assert(doc_.ws_->current() == version_);
+    doc_.ws_->undo();
+  }
+  void redo() override {
+    if (pending_) {
+      pending_ = false;
+      return;
+    }
+    assert(doc_.ws_->current() + 1 == version_);
+    doc_.ws_->redo();
+  }
+
+private:
+  Document &doc_;
+  std::size_t version_; ///< the workspace version this step made
+  bool pending_ = true;
+};
+
+Document::Document(QObject *parent) : QObject(parent) {
+  connect(&loader_, &QFutureWatcher<Loaded>::finished, this, &Document::loaded);
+  connect(&stack_, &QUndoStack::cleanChanged, this,
+          [this](bool clean) { emit modifiedChanged(!clean); });
+}
+
+Document::~Document() {
+  // The window listening to modifiedChanged may be half destroyed (the
+  // document is its child): nothing is signalled from here on.
+  blockSignals(true);
+  QSignalBlocker quiet(stack_);
+  // The commands call into the workspace; they go first.
+  stack_.clear();
+  if (ws_)
+    ws_->removeObserver(observer_);
+}
+
+namespace {
+
+/// Reads a model or session: the slow part of opening (import, shape
+/// inference, replaying a recipe), free of the document so it can run on
+/// any thread.
+std::shared_ptr<workspace::Workspace> load(const QString &path) {
+  std::string file = path.toStdString();
+  if (QFileInfo(path).suffix() == "weir")
+    return workspace::openSession(file);
+  return workspace::openModel(file);
+}
+
+} // namespace
+
+void Document::open(const QString &path) {
+  std::shared_ptr<workspace::Workspace> ws = load(path);
+  opening_.clear();
+  adopt(std::move(ws), path);
+}
+
+void Document::openInBackground(const QString &path) {
+  opening_ = path;
+  loader_.setFuture(QtConcurrent::run([path]() -> Loaded {
+    try {
+      return {path, load(path), {}};
+    } catch (const std::exception &e) {
+      return {path, nullptr, QString::fromUtf8(e.what())};
+    }
+  }));
+}
+
+void Document::loaded() {
+  Loaded l = loader_.result();
+  // Only the newest request counts: an older one finishing late is not
+  // what the user asked for last.
+  if (l.path != opening_)
+    return;
+  opening_.clear();
+  if (l.workspace)
+    adopt(std::move(l.workspace), l.path);
+  else
+    emit openFailed(l.path, l.error);
+}
+
+void Document::adopt(std::shared_ptr<workspace::Workspace> ws,
+                     const QString &path) {
+  stack_.clear();
+  if (ws_)
+    ws_->removeObserver(observer_);
+  ws_ = std::move(ws);
+  sessionPath_ = QFileInfo(path).suffix() == "weir"
+                     ? QFileInfo(path).absoluteFilePath()
+                     : QString();
+  // A session's replayed steps are history like any other: they can be
+  // undone.
+  for (std::size_t v = 1; v <= ws_->current(); ++v)
+    stack_.push(new StepCommand(
+        *this, v, QString::fromStdString(ws_->versions()[v].step->str())));
+  stack_.setClean();
+  lastChange_ = {workspace::ChangeKind::Reverted, ws_->current(),
+                 ws_->current()};
+  watch();
+  emit opened();
+  emit sessionPathChanged();
+  emit modifiedChanged(false);
+}
+
+void Document::watch() {
+  observer_ = ws_->addObserver(
+      [this](const workspace::Workspace &, const workspace::Change &change) {
+        lastChange_ = change;
+        emit programChanged();
+      });
+}
+
+void Document::save(const QString &path) {
+  if (!ws_)
+    throw Error("nothing is open to save");
+  workspace::SaveOptions options;
+  options.snapshot = ws_->source().modelPath.empty();
+  workspace::saveSession(*ws_, path.toStdString(), options);
+  sessionPath_ = QFileInfo(path).absoluteFilePath();
+  stack_.setClean();
+  emit sessionPathChanged();
+}
+
+void Document::apply(const std::string &transformation,
+                     const transforms::Match &match,
+                     const transforms::Params &params) {
+  if (!ws_)
+    throw Error("nothing is open to transform");
+  const workspace::Version &v = ws_->apply(transformation, match, params);
+  stack_.push(new StepCommand(*this, ws_->current(),
+                              QString::fromStdString(v.step->str())));
+}
+
+QString Document::modelPath() const {
+  return ws_ ? QString::fromStdString(ws_->source().modelPath) : QString();
+}
+
+QString Document::displayName() const {
+  if (!sessionPath_.isEmpty())
+    return QFileInfo(sessionPath_).fileName();
+  if (!modelPath().isEmpty())
+    return QFileInfo(modelPath()).fileName();
+  return ws_ ? QString::fromStdString(ws_->program().name) : tr("(nothing)");
+}
+
+} // namespace weir::studio

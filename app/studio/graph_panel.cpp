@@ -1,0 +1,211 @@
+#include "app/studio/graph_panel.h"
+
+#include <QFileInfo>
+#include <QImage>
+#include <QPainter>
+#include <QSvgGenerator>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace weir::studio {
+
+GraphPanel::GraphPanel(QWidget *parent)
+    : QWidget(parent), view_(new GraphView(this)),
+      scene_(new GraphScene(this)) {
+  view_->setScene(scene_);
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view_);
+  connect(&runner_, &LayoutRunner::finished, this, &GraphPanel::onLaidOut);
+  connect(&runner_, &LayoutRunner::failed, this,
+          [this](std::uint64_t, const QString &message) {
+            pending_ = {};
+            emit layoutFailed(message);
+          });
+  connect(scene_, &QGraphicsScene::selectionChanged, this,
+          &GraphPanel::onSelectionChanged);
+}
+
+GraphPanel::~GraphPanel() {
+  scene_->blockSignals(true);
+  delete scene_;
+}
+
+void GraphPanel::showProgram(std::shared_ptr<const ir::Program> program,
+                             int stateIndex, const transforms::IdMap *idMap) {
+  if (idMap && selectedNode_) {
+    auto it = idMap->find(*selectedNode_);
+    selectedNode_ =
+        it == idMap->end() ? std::nullopt : std::optional(it->second);
+  }
+  if (!program || stateIndex < 0 ||
+      std::size_t(stateIndex) >= program->states.size()) {
+    reset();
+    return;
+  }
+  const ir::State &state = program->states[std::size_t(stateIndex)];
+  Pending p;
+  p.program = program;
+  p.state = stateIndex;
+  LayoutGraph graph;
+  std::unordered_map<ir::NodeId, std::size_t> index;
+  for (const ir::Node &n : state.nodes) {
+    index[n.id] = p.glyphs.size();
+    p.glyphs.push_back(makeGlyph(*program, n));
+    graph.nodes.push_back(
+        {p.glyphs.back().size.width(), p.glyphs.back().size.height()});
+  }
+  for (const ir::Edge &e : state.edges)
+    graph.edges.push_back({index.at(e.src), index.at(e.dst)});
+  p.ticket = runner_.request(std::move(graph));
+  pending_ = std::move(p);
+}
+
+void GraphPanel::reset() {
+  runner_.cancel();
+  pending_ = {};
+  rebuilding_ = true;
+  scene_->clear();
+  rebuilding_ = false;
+  shown_.reset();
+  selectedNode_.reset();
+  selectedEdge_.reset();
+  highlighted_.clear();
+}
+
+void GraphPanel::onLaidOut(std::uint64_t ticket,
+                           std::shared_ptr<const LayoutResult> result) {
+  if (ticket != pending_.ticket)
+    return;
+  Pending p = std::move(pending_);
+  pending_ = {};
+  const ir::State &state = p.program->states[std::size_t(p.state)];
+  ir::ProgramAnalysis analysis = ir::analyze(*p.program);
+  const ir::StateAnalysis *traffic = nullptr;
+  for (const ir::StateAnalysis &s : analysis.states)
+    if (s.state == state.name)
+      traffic = &s;
+
+  bool first = !shown_ || shownState_ != p.state;
+  rebuilding_ = true;
+  scene_->build(state, p.glyphs, traffic, *result);
+  shown_ = p.program;
+  shownState_ = p.state;
+  if (selectedNode_) {
+    if (NodeItem *item = scene_->nodeItem(*selectedNode_))
+      item->setSelected(true);
+    else
+      selectedNode_.reset();
+  } else if (selectedEdge_) {
+    if (EdgeItem *item = scene_->edgeItem(*selectedEdge_))
+      item->setSelected(true);
+    else
+      selectedEdge_.reset();
+  }
+  scene_->highlight(highlighted_);
+  rebuilding_ = false;
+  if (first)
+    view_->fitGraph();
+  emit laidOut(result->seconds, state.nodes.size());
+  // The selection may have vanished with the step that made this version.
+  if (selectedNode_)
+    emit nodeSelected(*selectedNode_);
+  else if (selectedEdge_)
+    emit edgeSelected(*selectedEdge_);
+  else
+    emit selectionCleared();
+}
+
+void GraphPanel::selectNode(ir::NodeId id) {
+  if (NodeItem *item = scene_->nodeItem(id)) {
+    scene_->clearSelection();
+    item->setSelected(true);
+    view_->centerOn(item);
+  }
+}
+
+bool GraphPanel::findNext(const QString &text) {
+  if (!shown_ || text.isEmpty())
+    return false;
+  const std::vector<ir::Node> &nodes =
+      shown_->states[std::size_t(shownState_)].nodes;
+  std::size_t start = 0;
+  for (std::size_t i = 0; selectedNode_ && i < nodes.size(); ++i)
+    if (nodes[i].id == *selectedNode_)
+      start = i + 1;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const ir::Node &n = nodes[(start + k) % nodes.size()];
+    NodeItem *item = scene_->nodeItem(n.id);
+    if (!item)
+      continue;
+    const Glyph &g = item->glyph();
+    bool hit =
+        g.title.contains(text, Qt::CaseInsensitive) ||
+        QString::fromStdString(n.label).contains(text, Qt::CaseInsensitive);
+    for (const QString &line : g.details)
+      hit = hit || line.contains(text, Qt::CaseInsensitive);
+    if (hit) {
+      selectNode(n.id);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GraphPanel::exportImage(const QString &path) {
+  if (!shown_)
+    return false;
+  QRectF area = scene_->sceneRect();
+  if (QFileInfo(path).suffix().compare("svg", Qt::CaseInsensitive) == 0) {
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(area.size().toSize());
+    svg.setViewBox(QRectF(QPointF(0, 0), area.size()));
+    svg.setTitle(QString::fromStdString(shown_->name));
+    QPainter painter;
+    if (!painter.begin(&svg))
+      return false;
+    scene_->render(&painter, QRectF(QPointF(0, 0), area.size()), area);
+    return painter.end();
+  }
+  constexpr double kMaxSide = 16384;
+  double scale =
+      std::min({2.0, kMaxSide / area.width(), kMaxSide / area.height()});
+  QImage image((area.size() * scale).toSize(), QImage::Format_ARGB32);
+  image.fill(Qt::white);
+  QPainter painter(&image);
+  painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  scene_->render(&painter, QRectF(image.rect()), area);
+  painter.end();
+  return image.save(path);
+}
+
+void GraphPanel::highlight(const std::vector<ir::NodeId> &ids) {
+  highlighted_ = ids;
+  scene_->highlight(ids);
+  if (!ids.empty())
+    if (NodeItem *item = scene_->nodeItem(ids.front()))
+      view_->ensureVisible(item);
+}
+
+void GraphPanel::onSelectionChanged() {
+  if (rebuilding_)
+    return;
+  selectedNode_.reset();
+  selectedEdge_.reset();
+  QList<QGraphicsItem *> items = scene_->selectedItems();
+  if (items.isEmpty()) {
+    emit selectionCleared();
+    return;
+  }
+  if (auto *n = qgraphicsitem_cast<NodeItem *>(items.front())) {
+    selectedNode_ = n->nodeId();
+    emit nodeSelected(n->nodeId());
+  } else if (auto *e = qgraphicsitem_cast<EdgeItem *>(items.front())) {
+    selectedEdge_ = e->edgeId();
+    emit edgeSelected(e->edgeId());
+  }
+}
+
+} // namespace weir::studio

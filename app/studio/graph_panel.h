@@ -1,0 +1,96 @@
+#pragma once
+/// \file
+/// The graph view of the current program: asks the layout thread for a
+/// layout whenever the program or the shown state changes, keeps showing
+/// the previous scene until the new layout arrives, rebuilds the scene and
+/// restores the selection (mapped through the step's id map after an
+/// apply). It reports what the user selected; it changes nothing.
+
+#include "app/studio/glyph.h"
+#include "app/studio/graph_scene.h"
+#include "app/studio/graph_view.h"
+#include "app/studio/layout_runner.h"
+#include "ir/program.h"
+#include "transforms/transformation.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+namespace weir::studio {
+
+class GraphPanel : public QWidget {
+  Q_OBJECT
+
+public:
+  explicit GraphPanel(QWidget *parent = nullptr);
+  /// The scene goes first, quietly: its items' destruction must not reach
+  /// this half-destroyed panel through selectionChanged.
+  ~GraphPanel() override;
+
+  /// Shows state `stateIndex` of `program`. `idMap` maps the ids of what
+  /// is shown now to `program`'s (after an apply), so the selection
+  /// follows the node.
+  void showProgram(std::shared_ptr<const ir::Program> program, int stateIndex,
+                   const transforms::IdMap *idMap = nullptr);
+  /// Forgets the shown program, its selection and highlights (another
+  /// document: its node ids mean other nodes); the next layout is fitted.
+  void reset();
+  /// The program and state the scene shows (after its layout arrived).
+  const std::shared_ptr<const ir::Program> &shownProgram() const {
+    return shown_;
+  }
+  int shownState() const { return shownState_; }
+  /// Whether a layout is being waited for.
+  bool layingOut() const { return runner_.busy(); }
+
+  void selectNode(ir::NodeId id);
+  /// Selects the next node after the selected one (in program order,
+  /// wrapping) whose name, operator or container contains `text`, case
+  /// ignored; false when none does.
+  bool findNext(const QString &text);
+  void highlight(const std::vector<ir::NodeId> &ids);
+  /// Writes the whole graph as SVG (`.svg`) or PNG (anything else; at most
+  /// 16,384 pixels a side, scaled down past that). False when the file
+  /// cannot be written or nothing is shown.
+  bool exportImage(const QString &path);
+  void fit() { view_->fitGraph(); }
+  void zoomBy(double factor) { view_->zoomBy(factor); }
+
+  GraphScene *scene() { return scene_; }
+  GraphView *view() { return view_; }
+
+signals:
+  void nodeSelected(weir::ir::NodeId id);
+  void edgeSelected(weir::ir::EdgeId id);
+  void selectionCleared();
+  /// The scene was rebuilt from a new layout.
+  void laidOut(double seconds, std::size_t nodes);
+  void layoutFailed(const QString &message);
+
+private:
+  void onLaidOut(std::uint64_t ticket,
+                 std::shared_ptr<const LayoutResult> result);
+  void onSelectionChanged();
+
+  struct Pending {
+    std::uint64_t ticket = 0;
+    std::shared_ptr<const ir::Program> program;
+    int state = 0;
+    std::vector<Glyph> glyphs;
+  };
+
+  GraphView *view_;
+  GraphScene *scene_;
+  LayoutRunner runner_;
+  Pending pending_;
+  std::shared_ptr<const ir::Program> shown_;
+  int shownState_ = 0;
+  std::optional<ir::NodeId> selectedNode_;
+  std::optional<ir::EdgeId> selectedEdge_;
+  std::vector<ir::NodeId> highlighted_;
+  bool rebuilding_ = false; ///< selection changes are ours, not the user's
+};
+
+} // namespace weir::studio

@@ -1,0 +1,340 @@
+#include "app/studio/main_window.h"
+
+#include "app/studio/code_dock.h"
+#include "app/studio/document.h"
+#include "app/studio/graph_panel.h"
+#include "app/studio/history_dock.h"
+#include "app/studio/properties_dock.h"
+#include "app/studio/transformations_dock.h"
+#include "ir/error.h"
+#include "ir/hash.h"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QUndoStack>
+
+namespace weir::studio {
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent), document_(new Document(this)),
+      panel_(new GraphPanel(this)),
+      transformations_(new TransformationsDock(*document_, this)),
+      history_(new HistoryDock(document_->undoStack(), this)),
+      properties_(new PropertiesDock(this)), code_(new CodeDock(this)),
+      states_(new QComboBox(this)), find_(new QLineEdit(this)),
+      statusProgram_(new QLabel(this)), statusLayout_(new QLabel(this)) {
+  setCentralWidget(panel_);
+  addDockWidget(Qt::RightDockWidgetArea, transformations_);
+  addDockWidget(Qt::RightDockWidgetArea, properties_);
+  addDockWidget(Qt::LeftDockWidgetArea, history_);
+  addDockWidget(Qt::BottomDockWidgetArea, code_);
+  // The generated code of a large model is long to make; it appears when
+  // asked for.
+  code_->hide();
+  statusBar()->addWidget(statusProgram_, 1);
+  statusBar()->addPermanentWidget(statusLayout_);
+  createActions();
+  resize(1400, 900);
+  resizeDocks({history_, transformations_}, {220, 420}, Qt::Horizontal);
+
+  connect(document_, &Document::opened, this, &MainWindow::onOpened);
+  connect(document_, &Document::openFailed, this,
+          [this](const QString &path, const QString &message) {
+            statusBar()->clearMessage();
+            QMessageBox::warning(this, tr("Cannot open"),
+                                 tr("Cannot open %1:\n%2").arg(path, message));
+          });
+  connect(document_, &Document::programChanged, this,
+          &MainWindow::onProgramChanged);
+  connect(document_, &Document::modifiedChanged, this,
+          &MainWindow::updateTitle);
+  connect(document_, &Document::sessionPathChanged, this,
+          &MainWindow::updateTitle);
+  connect(panel_, &GraphPanel::nodeSelected, this, [this](ir::NodeId id) {
+    selected_ = Selected::Node;
+    selectedId_ = id;
+    transformations_->setSelectedNode(id);
+    showSelection();
+  });
+  connect(panel_, &GraphPanel::edgeSelected, this, [this](ir::EdgeId id) {
+    selected_ = Selected::Edge;
+    selectedId_ = id;
+    transformations_->setSelectedNode(std::nullopt);
+    showSelection();
+  });
+  connect(panel_, &GraphPanel::selectionCleared, this, [this] {
+    selected_ = Selected::None;
+    transformations_->setSelectedNode(std::nullopt);
+    showSelection();
+  });
+  connect(
+      panel_, &GraphPanel::laidOut, this,
+      [this](double seconds, std::size_t nodes) {
+        statusLayout_->setText(
+            tr("%1 nodes laid out in %2 s").arg(nodes).arg(seconds, 0, 'f', 2));
+      });
+  connect(panel_, &GraphPanel::layoutFailed, this, [this](const QString &m) {
+    statusLayout_->setText(tr("layout failed: %1").arg(m));
+  });
+  connect(transformations_, &TransformationsDock::highlightRequested, panel_,
+          &GraphPanel::highlight);
+  connect(states_, &QComboBox::currentIndexChanged, this,
+          &MainWindow::showState);
+  updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createActions() {
+  QMenu *file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open…"), QKeySequence::Open, this,
+                  &MainWindow::openDialog);
+  file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
+  file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this,
+                  &MainWindow::saveAs);
+  file->addAction(tr("&Export graph…"), this, &MainWindow::exportGraph);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+  undo_ = document_->undoStack()->createUndoAction(this, tr("&Undo"));
+  undo_->setShortcut(QKeySequence::Undo);
+  redo_ = document_->undoStack()->createRedoAction(this, tr("&Redo"));
+  redo_->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence::Redo});
+  edit->addAction(undo_);
+  edit->addAction(redo_);
+
+  QMenu *view = menuBar()->addMenu(tr("&View"));
+  QAction *fit = view->addAction(tr("&Fit graph"), QKeySequence(tr("Ctrl+0")),
+                                 panel_, &GraphPanel::fit);
+  QAction *zoomIn = view->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, this,
+                                    [this] { panel_->zoomBy(1.25); });
+  QAction *zoomOut = view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut,
+                                     this, [this] { panel_->zoomBy(0.8); });
+  view->addSeparator();
+  for (QDockWidget *dock : std::initializer_list<QDockWidget *>{
+           transformations_, history_, properties_, code_})
+    view->addAction(dock->toggleViewAction());
+
+  // The menu's undo and redo name the step; the toolbar's stay short.
+  QToolBar *bar = addToolBar(tr("Graph"));
+  bar->setObjectName("graph-toolbar");
+  QUndoStack *stack = document_->undoStack();
+  QAction *undo = bar->addAction(tr("Undo"), stack, &QUndoStack::undo);
+  QAction *redo = bar->addAction(tr("Redo"), stack, &QUndoStack::redo);
+  undo->setEnabled(false);
+  redo->setEnabled(false);
+  connect(stack, &QUndoStack::canUndoChanged, undo, &QAction::setEnabled);
+  connect(stack, &QUndoStack::canRedoChanged, redo, &QAction::setEnabled);
+  bar->addSeparator();
+  bar->addAction(fit);
+  bar->addAction(zoomIn);
+  bar->addAction(zoomOut);
+  bar->addSeparator();
+  bar->addWidget(new QLabel(tr(" State "), this));
+  bar->addWidget(states_);
+  bar->addSeparator();
+  find_->setPlaceholderText(tr("Find a node (name, op, container)"));
+  find_->setClearButtonEnabled(true);
+  find_->setMaximumWidth(280);
+  bar->addWidget(find_);
+  QAction *findAction =
+      view->addAction(tr("&Find…"), QKeySequence::Find, this, [this] {
+        find_->setFocus();
+        find_->selectAll();
+      });
+  addAction(findAction);
+  connect(find_, &QLineEdit::returnPressed, this, [this] {
+    if (!panel_->findNext(find_->text()))
+      statusBar()->showMessage(tr("No node matches \"%1\"").arg(find_->text()),
+                               4000);
+  });
+}
+
+void MainWindow::openFile(const QString &path) { document_->open(path); }
+
+void MainWindow::openInBackground(const QString &path) {
+  statusBar()->showMessage(tr("Opening %1…").arg(path));
+  document_->openInBackground(path);
+}
+
+void MainWindow::saveFile(const QString &path) { document_->save(path); }
+
+void MainWindow::onOpened() {
+  statusBar()->clearMessage();
+  const ir::Program &p = document_->workspace()->program();
+  QSignalBlocker block(states_);
+  states_->clear();
+  for (const ir::State &s : p.states)
+    states_->addItem(QString::fromStdString(s.name));
+  states_->setEnabled(p.states.size() > 1);
+  selected_ = Selected::None;
+  transformations_->setSelectedNode(std::nullopt);
+  panel_->reset();
+  shownVersion_ = document_->workspace()->current();
+  showCurrentVersion();
+}
+
+void MainWindow::onProgramChanged() {
+  updateTitle();
+  if (refreshQueued_)
+    return;
+  refreshQueued_ = true;
+  QMetaObject::invokeMethod(this, &MainWindow::showCurrentVersion,
+                            Qt::QueuedConnection);
+}
+
+void MainWindow::showCurrentVersion() {
+  refreshQueued_ = false;
+  workspace::Workspace *ws = document_->workspace();
+  const workspace::Change &c = document_->lastChange();
+  // Only one apply from the version shown has a map from the shown ids to
+  // the new ones; after undo or redo a selected node that still exists
+  // stays selected.
+  const transforms::IdMap *idMap = c.kind == workspace::ChangeKind::Applied &&
+                                           c.from == shownVersion_ &&
+                                           c.to == ws->current()
+                                       ? &ws->versions()[c.to].idMap
+                                       : nullptr;
+  shownVersion_ = ws->current();
+  int state = std::max(0, states_->currentIndex());
+  panel_->showProgram(ws->programPtr(), state, idMap);
+  transformations_->refresh();
+  code_->setProgram(ws->programPtr());
+  statusProgram_->setText(
+      tr("%1 nodes · version %2 of %3 · hash %4")
+          .arg(ws->program().nodeCount())
+          .arg(ws->current())
+          .arg(ws->versions().size() - 1)
+          .arg(QString::fromStdString(ir::hashHex(ws->hash()))));
+  statusLayout_->setText(tr("laying out…"));
+  updateTitle();
+}
+
+void MainWindow::showState(int index) {
+  if (workspace::Workspace *ws = document_->workspace()) {
+    selected_ = Selected::None;
+    panel_->showProgram(ws->programPtr(), index);
+    statusLayout_->setText(tr("laying out…"));
+  }
+}
+
+void MainWindow::showSelection() {
+  // The panel's program: the one the selection's ids belong to.
+  const auto &program = panel_->shownProgram();
+  if (!program)
+    return;
+  int state = panel_->shownState();
+  switch (selected_) {
+  case Selected::Node:
+    properties_->showNode(program, state, selectedId_);
+    break;
+  case Selected::Edge:
+    properties_->showEdge(program, state, selectedId_);
+    break;
+  case Selected::None: {
+    // The version's hash as the workspace computed it: hashing again would
+    // read every weight.
+    std::uint64_t hash = 0;
+    for (const workspace::Version &v : document_->workspace()->versions())
+      if (v.program == program)
+        hash = v.hash;
+    properties_->showProgram(program, hash);
+    break;
+  }
+  }
+}
+
+void MainWindow::updateTitle() {
+  setWindowTitle(document_->workspace()
+                     ? tr("%1[*] — Weir Studio").arg(document_->displayName())
+                     : tr("Weir Studio"));
+  setWindowModified(document_->isModified());
+}
+
+void MainWindow::closeEvent(QCloseEvent *event) {
+  if (maybeSave())
+    event->accept();
+  else
+    event->ignore();
+}
+
+bool MainWindow::maybeSave() {
+  if (!document_->isModified())
+    return true;
+  auto answer = QMessageBox::warning(
+      this, tr("Weir Studio"),
+      tr("%1 has steps that are not saved in a session.")
+          .arg(document_->displayName()),
+      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  if (answer == QMessageBox::Save)
+    return save();
+  return answer == QMessageBox::Discard;
+}
+
+void MainWindow::openDialog() {
+  if (!maybeSave())
+    return;
+  QString path = QFileDialog::getOpenFileName(
+      this, tr("Open a model or session"), QString(),
+      tr("Models and sessions (*.onnx *.weir *.json);;All files (*)"));
+  if (path.isEmpty())
+    return;
+  openInBackground(path);
+}
+
+bool MainWindow::save() {
+  if (document_->sessionPath().isEmpty())
+    return saveAs();
+  try {
+    saveFile(document_->sessionPath());
+    return true;
+  } catch (const std::exception &e) {
+    QMessageBox::warning(this, tr("Cannot save"), QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+bool MainWindow::saveAs() {
+  if (!document_->workspace())
+    return false;
+  QString suggested = document_->sessionPath();
+  if (suggested.isEmpty() && !document_->modelPath().isEmpty()) {
+    QFileInfo model(document_->modelPath());
+    suggested = model.absolutePath() + "/" + model.completeBaseName() + ".weir";
+  }
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Save the session"), suggested, tr("Weir sessions (*.weir)"));
+  if (path.isEmpty())
+    return false;
+  if (QFileInfo(path).suffix() != "weir")
+    path += ".weir";
+  try {
+    saveFile(path);
+    return true;
+  } catch (const std::exception &e) {
+    QMessageBox::warning(this, tr("Cannot save"), QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+void MainWindow::exportGraph() {
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Export the graph"), QString(), tr("SVG (*.svg);;PNG (*.png)"));
+  if (path.isEmpty())
+    return;
+  if (!panel_->exportImage(path))
+    QMessageBox::warning(this, tr("Cannot export"),
+                         tr("Could not write %1.").arg(path));
+}
+
+} // namespace weir::studio

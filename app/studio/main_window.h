@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// The main window: the graph in the middle, the Transformations, History,
+/// Properties and Code docks around it, and the File, Edit and View menus.
+/// It turns the user's intent into document calls (open, save, apply, undo)
+/// and keeps the views in step with the document's signals.
+
+#include <QMainWindow>
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+
+namespace weir::studio {
+
+class CodeDock;
+class Document;
+class GraphPanel;
+class HistoryDock;
+class PropertiesDock;
+class TransformationsDock;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+public:
+  explicit MainWindow(QWidget *parent = nullptr);
+  ~MainWindow() override;
+
+  /// Opens a model or a session. Throws weir::Error; the window keeps what
+  /// it showed then.
+  void openFile(const QString &path);
+  /// Opens on a worker thread; the window stays usable and says why when
+  /// the file cannot be opened.
+  void openInBackground(const QString &path);
+  /// Saves the session to `path` (atomically). Throws weir::Error.
+  void saveFile(const QString &path);
+
+  Document *document() { return document_; }
+  GraphPanel *graphPanel() { return panel_; }
+  TransformationsDock *transformationsDock() { return transformations_; }
+  HistoryDock *historyDock() { return history_; }
+  PropertiesDock *propertiesDock() { return properties_; }
+  CodeDock *codeDock() { return code_; }
+  QAction *undoAction() { return undo_; }
+  QAction *redoAction() { return redo_; }
+  QLineEdit *findField() { return find_; }
+
+protected:
+  void closeEvent(QCloseEvent *event) override;
+
+private:
+  void createActions();
+  void onOpened();
+  void onProgramChanged();
+  void showCurrentVersion();
+  void showState(int index);
+  void showSelection();
+  void updateTitle();
+  /// Asks what to do with unsaved changes; false when the user cancels.
+  bool maybeSave();
+  void openDialog();
+  bool save();
+  bool saveAs();
+  void exportGraph();
+
+  Document *document_;
+  GraphPanel *panel_;
+  TransformationsDock *transformations_;
+  HistoryDock *history_;
+  PropertiesDock *properties_;
+  CodeDock *code_;
+  QComboBox *states_;
+  QLineEdit *find_;
+  QLabel *statusProgram_;
+  QLabel *statusLayout_;
+  QAction *undo_ = nullptr;
+  QAction *redo_ = nullptr;
+  /// The workspace version the views were last given, and whether a
+  /// refresh is queued: a revert across many steps changes the version
+  /// once per step, and the views catch up once.
+  std::size_t shownVersion_ = 0;
+  bool refreshQueued_ = false;
+  /// What the Properties dock shows.
+  enum class Selected { None, Node, Edge } selected_ = Selected::None;
+  std::uint64_t selectedId_ = 0;
+};
+
+} // namespace weir::studio

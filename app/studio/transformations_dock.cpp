@@ -1,0 +1,319 @@
+#include "app/studio/transformations_dock.h"
+
+#include "app/studio/document.h"
+#include "app/studio/text_format.h"
+#include "transforms/registry.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <limits>
+
+namespace weir::studio {
+
+namespace {
+
+constexpr int kEntryRole = Qt::UserRole; ///< index into the listing
+constexpr int kTransformationRole = Qt::UserRole + 1;
+constexpr transforms::Tier kTiers[] = {
+    transforms::Tier::Expansion, transforms::Tier::Fusion,
+    transforms::Tier::Movement, transforms::Tier::Tensorize};
+
+bool binds(const transforms::Match &m, ir::NodeId id) {
+  for (const auto &role : m.roles)
+    if (role.second == id)
+      return true;
+  return false;
+}
+
+std::vector<ir::NodeId> nodesOf(const transforms::Match &m) {
+  std::vector<ir::NodeId> ids;
+  for (const auto &role : m.roles)
+    ids.push_back(role.second);
+  return ids;
+}
+
+} // namespace
+
+TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
+    : QDockWidget(tr("Transformations"), parent), doc_(document),
+      tree_(new QTreeWidget),
+      selectionOnly_(new QCheckBox(tr("Only the selected node"))),
+      description_(new QLabel), paramBox_(new QWidget),
+      paramForm_(new QFormLayout(paramBox_)),
+      apply_(new QPushButton(tr("Apply"))), status_(new QLabel) {
+  setObjectName("transformations");
+  tree_->setColumnCount(2);
+  tree_->setHeaderLabels({tr("Transformation / match"), tr("Check")});
+  // The match text is long and the reason longer: both columns share the
+  // width, and the full text is in the tooltips.
+  tree_->header()->setSectionResizeMode(QHeaderView::Interactive);
+  tree_->header()->resizeSection(0, 260);
+  tree_->header()->setStretchLastSection(true);
+  description_->setWordWrap(true);
+  description_->setTextFormat(Qt::PlainText);
+  status_->setWordWrap(true);
+  status_->setTextFormat(Qt::PlainText);
+  status_->setStyleSheet("color: #b00020");
+  paramForm_->setContentsMargins(0, 0, 0, 0);
+  apply_->setEnabled(false);
+
+  auto *body = new QWidget;
+  auto *layout = new QVBoxLayout(body);
+  layout->addWidget(selectionOnly_);
+  layout->addWidget(tree_, 1);
+  layout->addWidget(description_);
+  layout->addWidget(paramBox_);
+  layout->addWidget(apply_);
+  layout->addWidget(status_);
+  setWidget(body);
+
+  connect(&watcher_, &QFutureWatcher<Listing>::finished, this,
+          &TransformationsDock::finished);
+  connect(tree_, &QTreeWidget::currentItemChanged, this,
+          [this](QTreeWidgetItem *item) { onCurrentChanged(item); });
+  connect(selectionOnly_, &QCheckBox::toggled, this,
+          &TransformationsDock::populate);
+  connect(apply_, &QPushButton::clicked, this,
+          &TransformationsDock::applyCurrent);
+}
+
+QString TransformationsDock::lastError() const { return status_->text(); }
+
+void TransformationsDock::refresh() {
+  if (running_) {
+    again_ = true;
+    return;
+  }
+  start();
+}
+
+void TransformationsDock::start() {
+  std::shared_ptr<workspace::Workspace> ws = doc_.sharedWorkspace();
+  if (!ws)
+    return;
+  running_ = true;
+  again_ = false;
+  watcher_.setFuture(QtConcurrent::run([ws] {
+    // One lock for the whole listing, so every check sees the version the
+    // matches came from.
+    auto lock = ws->lock();
+    Listing l;
+    l.program = ws->programPtr();
+    for (auto &[id, matches] : ws->allMatches())
+      for (transforms::Match &m : matches) {
+        transforms::CheckResult check = ws->check(id, m);
+        l.entries.push_back({id, std::move(m), std::move(check)});
+      }
+    return l;
+  }));
+}
+
+void TransformationsDock::finished() {
+  running_ = false;
+  Listing l = watcher_.result();
+  std::shared_ptr<workspace::Workspace> ws = doc_.sharedWorkspace();
+  if (again_ || !ws || l.program != ws->programPtr()) {
+    start();
+    return;
+  }
+  listing_ = std::move(l);
+  populate();
+  emit refreshed();
+}
+
+void TransformationsDock::populate() {
+  // Keep the user's place: the same transformation and match if they are
+  // still listed.
+  QString currentKey;
+  if (QTreeWidgetItem *c = tree_->currentItem())
+    currentKey = c->data(0, kTransformationRole).toString() + "|" + c->text(0);
+  tree_->clear();
+  QTreeWidgetItem *restore = nullptr;
+  QFont bold = tree_->font();
+  bold.setBold(true);
+  for (transforms::Tier tier : kTiers) {
+    auto *tierItem =
+        new QTreeWidgetItem(tree_, {qstr(transforms::tierName(tier))});
+    tierItem->setFont(0, bold);
+    int shown = 0;
+    for (const auto &t : transforms::transformations()) {
+      if (t->tier() != tier)
+        continue;
+      QString id = qstr(t->id());
+      auto *tItem = new QTreeWidgetItem(tierItem, {id});
+      tItem->setData(0, kTransformationRole, id);
+      tItem->setToolTip(0, qstr(t->description()));
+      int ok = 0, listed = 0;
+      for (std::size_t i = 0; i < listing_.entries.size(); ++i) {
+        const Entry &e = listing_.entries[i];
+        if (e.transformation != t->id())
+          continue;
+        if (selectionOnly_->isChecked() &&
+            (!selected_ || !binds(e.match, *selected_)))
+          continue;
+        auto *mItem = new QTreeWidgetItem(
+            tItem, {QString::fromStdString(e.match.str()),
+                    e.check.ok ? tr("applies")
+                               : QString::fromStdString(e.check.reason)});
+        mItem->setData(0, kEntryRole, qulonglong(i));
+        mItem->setData(0, kTransformationRole, id);
+        mItem->setToolTip(0, mItem->text(0));
+        mItem->setToolTip(1, mItem->text(1));
+        if (!e.check.ok)
+          mItem->setForeground(1, QColor(0xb0, 0x00, 0x20));
+        ++listed;
+        ok += e.check.ok;
+        if (id + "|" + mItem->text(0) == currentKey)
+          restore = mItem;
+      }
+      tItem->setText(1, listed ? tr("%1 of %2 apply").arg(ok).arg(listed)
+                               : tr("no match"));
+      tItem->setExpanded(listed > 0 && listed <= 20);
+      if (id + "|" + id == currentKey)
+        restore = tItem;
+      ++shown;
+    }
+    tierItem->setText(1, shown ? QString() : tr("none yet"));
+    tierItem->setExpanded(true);
+  }
+  if (restore)
+    tree_->setCurrentItem(restore);
+  else
+    onCurrentChanged(nullptr);
+}
+
+void TransformationsDock::setSelectedNode(std::optional<ir::NodeId> id) {
+  selected_ = id;
+  if (selectionOnly_->isChecked())
+    populate();
+}
+
+void TransformationsDock::onCurrentChanged(QTreeWidgetItem *item) {
+  QString id = item ? item->data(0, kTransformationRole).toString() : QString();
+  std::shared_ptr<const transforms::Transformation> t =
+      id.isEmpty() ? nullptr : transforms::findTransformation(id.toStdString());
+  const Entry *entry = nullptr;
+  if (item && item->data(0, kEntryRole).isValid())
+    entry = &listing_.entries.at(item->data(0, kEntryRole).toULongLong());
+  if (t) {
+    const transforms::Exactness x = t->exactness();
+    description_->setText(
+        qstr(t->summary()) + "\n\n" + qstr(t->description()) +
+        (x.exact
+             ? tr("\n\nExact: results bit for bit.")
+             : tr("\n\nWithin rtol %1 / atol %2.").arg(x.rtol).arg(x.atol)));
+  } else {
+    description_->clear();
+  }
+  if (t != editing_)
+    buildParamEditor(t.get());
+  editing_ = t;
+  apply_->setEnabled(entry && entry->check.ok);
+  if (entry)
+    emit highlightRequested(entry->check.ok || entry->check.nodes.empty()
+                                ? nodesOf(entry->match)
+                                : entry->check.nodes);
+  else
+    emit highlightRequested({});
+}
+
+void TransformationsDock::buildParamEditor(
+    const transforms::Transformation *t) {
+  while (paramForm_->rowCount() > 0)
+    paramForm_->removeRow(0);
+  editors_.clear();
+  if (!t)
+    return;
+  for (const transforms::ParamSpec &p : t->params()) {
+    QWidget *w = nullptr;
+    switch (p.kind) {
+    case transforms::ParamSpec::Kind::Bool: {
+      auto *box = new QCheckBox;
+      box->setChecked(std::get<bool>(p.defaultValue));
+      w = box;
+      break;
+    }
+    case transforms::ParamSpec::Kind::Int: {
+      auto *spin = new QSpinBox;
+      spin->setRange(p.min ? int(*p.min) : std::numeric_limits<int>::min(),
+                     p.max ? int(*p.max) : std::numeric_limits<int>::max());
+      spin->setValue(int(std::get<std::int64_t>(p.defaultValue)));
+      w = spin;
+      break;
+    }
+    case transforms::ParamSpec::Kind::Float: {
+      auto *spin = new QDoubleSpinBox;
+      spin->setDecimals(6);
+      spin->setRange(p.min.value_or(-1e12), p.max.value_or(1e12));
+      spin->setValue(std::get<double>(p.defaultValue));
+      w = spin;
+      break;
+    }
+    case transforms::ParamSpec::Kind::String: {
+      QString value =
+          QString::fromStdString(std::get<std::string>(p.defaultValue));
+      if (!p.choices.empty()) {
+        auto *combo = new QComboBox;
+        for (const std::string &c : p.choices)
+          combo->addItem(QString::fromStdString(c));
+        combo->setCurrentText(value);
+        w = combo;
+      } else {
+        w = new QLineEdit(value);
+      }
+      break;
+    }
+    }
+    w->setToolTip(QString::fromStdString(p.description));
+    paramForm_->addRow(QString::fromStdString(p.name), w);
+    editors_.emplace_back(p, w);
+  }
+}
+
+transforms::Params TransformationsDock::editedParams() const {
+  // Only what differs from the default, as a recipe records it.
+  transforms::Params params;
+  for (const auto &[spec, w] : editors_) {
+    transforms::ParamValue v;
+    if (auto *box = qobject_cast<QCheckBox *>(w))
+      v = box->isChecked();
+    else if (auto *spin = qobject_cast<QSpinBox *>(w))
+      v = std::int64_t(spin->value());
+    else if (auto *dspin = qobject_cast<QDoubleSpinBox *>(w))
+      v = dspin->value();
+    else if (auto *combo = qobject_cast<QComboBox *>(w))
+      v = combo->currentText().toStdString();
+    else if (auto *line = qobject_cast<QLineEdit *>(w))
+      v = line->text().toStdString();
+    if (v != spec.defaultValue)
+      params[spec.name] = v;
+  }
+  return params;
+}
+
+void TransformationsDock::applyCurrent() {
+  QTreeWidgetItem *item = tree_->currentItem();
+  if (!item || !item->data(0, kEntryRole).isValid())
+    return;
+  Entry entry = listing_.entries.at(item->data(0, kEntryRole).toULongLong());
+  try {
+    doc_.apply(entry.transformation, entry.match, editedParams());
+    status_->clear();
+  } catch (const std::exception &e) {
+    // weir::Error with the workspace's reason; the workspace is unchanged.
+    status_->setText(QString::fromUtf8(e.what()));
+  }
+}
+
+} // namespace weir::studio

@@ -1,0 +1,100 @@
+#pragma once
+/// \file
+/// The Transformations dock: every registered transformation's matches in
+/// the current version, grouped by tier, each with "applies" or the reason
+/// its check fails (from the workspace: Workspace::allMatches and check).
+/// Listing runs on a worker thread under the workspace's lock, one listing
+/// at a time; a listing of a version that is no longer current is dropped.
+/// Selecting a match highlights its nodes (or those a failed check names);
+/// Apply applies it through the document, with the parameters edited below
+/// the list. "Only the selected node" keeps the matches that bind it.
+
+#include "ir/program.h"
+#include "transforms/transformation.h"
+
+#include <QDockWidget>
+#include <QFutureWatcher>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+class QCheckBox;
+class QFormLayout;
+class QLabel;
+class QPushButton;
+class QTreeWidget;
+class QTreeWidgetItem;
+class QWidget;
+
+namespace weir::studio {
+
+class Document;
+
+class TransformationsDock : public QDockWidget {
+  Q_OBJECT
+
+public:
+  TransformationsDock(Document &document, QWidget *parent = nullptr);
+
+  /// Lists the matches of the current version again.
+  void refresh();
+  /// The node "Only the selected node" filters by.
+  void setSelectedNode(std::optional<ir::NodeId> id);
+  bool refreshing() const { return running_; }
+  /// The version the list shows.
+  const std::shared_ptr<const ir::Program> &listedProgram() const {
+    return listing_.program;
+  }
+
+  QTreeWidget *tree() { return tree_; }
+  QPushButton *applyButton() { return apply_; }
+  QCheckBox *selectionOnly() { return selectionOnly_; }
+  /// The error of the last failed apply, "" after a success.
+  QString lastError() const;
+
+signals:
+  void highlightRequested(const std::vector<weir::ir::NodeId> &ids);
+  /// A listing of the current version is shown.
+  void refreshed();
+
+private:
+  struct Entry {
+    std::string transformation;
+    transforms::Match match;
+    transforms::CheckResult check;
+  };
+  struct Listing {
+    std::shared_ptr<const ir::Program> program;
+    std::vector<Entry> entries;
+  };
+
+  void start();
+  void finished();
+  void populate();
+  void onCurrentChanged(QTreeWidgetItem *item);
+  void buildParamEditor(const transforms::Transformation *t);
+  transforms::Params editedParams() const;
+  void applyCurrent();
+
+  Document &doc_;
+  QTreeWidget *tree_;
+  QCheckBox *selectionOnly_;
+  QLabel *description_;
+  QWidget *paramBox_;
+  QFormLayout *paramForm_;
+  QPushButton *apply_;
+  QLabel *status_;
+
+  QFutureWatcher<Listing> watcher_;
+  bool running_ = false;
+  bool again_ = false; ///< the version changed while listing
+  Listing listing_;
+  std::optional<ir::NodeId> selected_;
+  /// The transformation whose parameters the editor shows.
+  std::shared_ptr<const transforms::Transformation> editing_;
+  std::vector<std::pair<transforms::ParamSpec, QWidget *>> editors_;
+};
+
+} // namespace weir::studio
