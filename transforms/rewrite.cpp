@@ -19,6 +19,14 @@ ir::State &stateNamed(ir::Program &program, std::string_view name) {
       stateNamed(static_cast<const ir::Program &>(program), name));
 }
 
+ir::Edge &edgeWithId(ir::State &state, ir::EdgeId id) {
+  for (ir::Edge &e : state.edges)
+    if (e.id == id)
+      return e;
+  throw Error("edge " + std::to_string(id) + " is not in state '" +
+              state.name + "'");
+}
+
 void removeNode(ir::State &state, ir::NodeId id, IdMap *idMap) {
   std::erase_if(state.edges, [&](const ir::Edge &e) {
     return e.src == id || e.dst == id;

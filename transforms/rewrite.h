@@ -17,6 +17,10 @@ namespace weir::transforms {
 ir::State &stateNamed(ir::Program &program, std::string_view name);
 const ir::State &stateNamed(const ir::Program &program, std::string_view name);
 
+/// The edge with id `id`; throws weir::Error when the state has none (a
+/// transformation lost track of it).
+ir::Edge &edgeWithId(ir::State &state, ir::EdgeId id);
+
 /// Removes the node and every edge touching it; erases it from `idMap`.
 void removeNode(ir::State &state, ir::NodeId id, IdMap *idMap = nullptr);
 

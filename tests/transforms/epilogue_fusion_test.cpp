@@ -28,31 +28,6 @@ const transforms::Transformation &init() {
   return *transforms::requireTransformation("init-fusion");
 }
 
-ir::Program expanded(const ir::Program &p) {
-  return transforms::applyChecked(
-             p, *transforms::requireTransformation("expand-all"), {})
-      .program;
-}
-
-/// Every match of `t` that passes its check.
-std::vector<Match> passing(const ir::Program &p,
-                           const transforms::Transformation &t) {
-  std::vector<Match> out;
-  for (const Match &m : transforms::findMatches(p, t))
-    if (transforms::checkMatch(p, t, m))
-      out.push_back(m);
-  return out;
-}
-
-/// The reasons of every match of `t` that fails its check.
-std::string reasons(const ir::Program &p, const transforms::Transformation &t) {
-  std::string out;
-  for (const Match &m : transforms::findMatches(p, t))
-    if (transforms::CheckResult c = transforms::checkMatch(p, t, m); !c)
-      out += c.reason + "\n";
-  return out;
-}
-
 std::vector<ir::GemmCall> gemms(const ir::Program &p) {
   std::vector<ir::GemmCall> out;
   for (const ir::State &s : p.states)
@@ -79,7 +54,7 @@ GraphBuilder matmulBiasRelu() {
 }
 
 TEST(EpilogueFusion, BiasThenReluGolden) {
-  ir::Program before = expanded(matmulBiasRelu().p);
+  ir::Program before = expandAll(matmulBiasRelu().p);
   std::vector<Match> ms = passing(before, epilogue());
   ASSERT_EQ(ms.size(), 1u);
   ir::Program one = transforms::applyChecked(before, epilogue(), ms[0]).program;
@@ -113,9 +88,9 @@ TEST(EpilogueFusion, GemmWithBiasNeedsInitFusionFirst) {
   g.op("Gemm", "fc", {{"A", "a"}, {"B", "b"}, {"C", "c"}}, {{"Y", "t"}},
        {{"transB", std::int64_t(1)}, {"alpha", 0.5}, {"beta", 2.0}});
   g.op("Tanh", "act", {{"input", "t"}}, {{"output", "y"}});
-  ir::Program before = expanded(g.p);
+  ir::Program before = expandAll(g.p);
   EXPECT_TRUE(passing(before, epilogue()).empty());
-  EXPECT_THAT(reasons(before, epilogue()), HasSubstr("(init-fusion)"));
+  EXPECT_THAT(refusals(before, epilogue()), HasSubstr("(init-fusion)"));
 
   std::vector<Match> ms = passing(before, init());
   ASSERT_EQ(ms.size(), 1u);
@@ -158,7 +133,7 @@ GraphBuilder convBlock(std::int64_t n) {
 TEST(EpilogueFusion, ConvolutionBiasReluResidualOverABatch) {
   for (std::int64_t n : {1, 2}) {
     SCOPED_TRACE("batch " + std::to_string(n));
-    ir::Program before = expanded(convBlock(n).p);
+    ir::Program before = expandAll(convBlock(n).p);
     ir::Program p = before;
     EXPECT_EQ(toFixedPoint(p, init()), 1);
     EXPECT_EQ(toFixedPoint(p, epilogue()), 2);
@@ -184,7 +159,7 @@ TEST(EpilogueFusion, BatchedMatMulScale) {
       .output("y", {2, 3, 4, 4});
   g.op("MatMul", "qk", {{"A", "q"}, {"B", "k"}}, {{"Y", "s"}});
   g.op("Mul", "scaled", {{"A", "s"}, {"B", "scale"}}, {{"C", "y"}});
-  ir::Program before = expanded(g.p);
+  ir::Program before = expandAll(g.p);
   ir::Program p = before;
   EXPECT_EQ(toFixedPoint(p, epilogue()), 1);
   expectValid(p);
@@ -199,9 +174,9 @@ TEST(EpilogueFusion, RefusesAnOutputReadTwice) {
   g.op("MatMul", "mm", {{"A", "x"}, {"B", "w"}}, {{"Y", "xw"}});
   g.op("Relu", "relu", {{"X", "xw"}}, {{"Y", "y"}});
   g.op("Neg", "neg", {{"X", "xw"}}, {{"Y", "z"}});
-  ir::Program p = expanded(g.p);
+  ir::Program p = expandAll(g.p);
   EXPECT_TRUE(passing(p, epilogue()).empty());
-  EXPECT_THAT(reasons(p, epilogue()), HasSubstr("has other readers"));
+  EXPECT_THAT(refusals(p, epilogue()), HasSubstr("has other readers"));
 }
 
 TEST(EpilogueFusion, RefusesATransposedRead) {
@@ -210,9 +185,9 @@ TEST(EpilogueFusion, RefusesATransposedRead) {
   g.transient("xw", {4, 6}).output("y", {6, 4});
   g.op("MatMul", "mm", {{"A", "x"}, {"B", "w"}}, {{"Y", "xw"}});
   g.op("Transpose", "t", {{"data", "xw"}}, {{"transposed", "y"}});
-  ir::Program p = expanded(g.p);
+  ir::Program p = expandAll(g.p);
   EXPECT_TRUE(passing(p, epilogue()).empty());
-  EXPECT_THAT(reasons(p, epilogue()),
+  EXPECT_THAT(refusals(p, epilogue()),
               HasSubstr("a gemm writes its rows contiguously"));
 }
 
@@ -223,9 +198,9 @@ TEST(EpilogueFusion, RefusesAReductionAndABroadcastingConsumer) {
   g.op("MatMul", "mm", {{"A", "x"}, {"B", "w"}}, {{"Y", "xw"}});
   g.op("ReduceSum", "sum", {{"data", "xw"}}, {{"reduced", "y"}},
        {{"axes", std::vector<std::int64_t>{1}}});
-  ir::Program p = expanded(g.p);
+  ir::Program p = expandAll(g.p);
   EXPECT_TRUE(passing(p, epilogue()).empty());
-  EXPECT_FALSE(reasons(p, epilogue()).empty());
+  EXPECT_FALSE(refusals(p, epilogue()).empty());
 }
 
 TEST(EpilogueFusion, RefusesWritingWhatTheGemmReads) {
@@ -238,9 +213,9 @@ TEST(EpilogueFusion, RefusesWritingWhatTheGemmReads) {
   g.op("MatMul", "mm", {{"A", "x"}, {"B", "w"}}, {{"Y", "xw"}});
   g.op("Relu", "relu", {{"X", "xw"}}, {{"Y", "w"}});
   g.op("Neg", "out", {{"X", "w"}}, {{"Y", "y"}});
-  ir::Program p = expanded(g.p);
+  ir::Program p = expandAll(g.p);
   EXPECT_TRUE(passing(p, epilogue()).empty());
-  EXPECT_THAT(reasons(p, epilogue()), HasSubstr("the gemm reads"));
+  EXPECT_THAT(refusals(p, epilogue()), HasSubstr("the gemm reads"));
 }
 
 TEST(InitFusion, RefusesAnInitializationReadElsewhere) {
@@ -248,7 +223,7 @@ TEST(InitFusion, RefusesAnInitializationReadElsewhere) {
   g.input("a", {5, 7}).input("b", {7, 3}).input("c", {5, 3});
   g.transient("t", {5, 3}).output("y", {5, 3});
   g.op("Gemm", "fc", {{"A", "a"}, {"B", "b"}, {"C", "c"}}, {{"Y", "y"}});
-  ir::Program p = expanded(g.p);
+  ir::Program p = expandAll(g.p);
   // Make the initialized accumulator visible to another reader.
   std::vector<Match> ms = transforms::findMatches(p, init());
   ASSERT_EQ(ms.size(), 1u);

@@ -21,20 +21,6 @@ const transforms::Transformation &inPlace() {
   return *transforms::requireTransformation("in-place");
 }
 
-ir::Program expanded(const ir::Program &p) {
-  return transforms::applyChecked(
-             p, *transforms::requireTransformation("expand-all"), {})
-      .program;
-}
-
-std::string reasons(const ir::Program &p) {
-  std::string out;
-  for (const Match &m : transforms::findMatches(p, inPlace()))
-    if (transforms::CheckResult c = transforms::checkMatch(p, inPlace(), m); !c)
-      out += c.reason + "\n";
-  return out;
-}
-
 int transients(const ir::Program &p) {
   int n = 0;
   for (const auto &[name, c] : p.containers)
@@ -49,7 +35,7 @@ TEST(InPlace, ChainGolden) {
   g.op("Neg", "neg", {{"X", "x"}}, {{"Y", "t"}});
   g.op("Relu", "relu", {{"X", "t"}}, {{"Y", "u"}});
   g.op("Sigmoid", "sigmoid", {{"X", "u"}}, {{"Y", "y"}});
-  ir::Program before = expanded(g.p);
+  ir::Program before = expandAll(g.p);
   ir::Program after = before;
   EXPECT_EQ(toFixedPoint(after, inPlace()), 1);
   expectValid(after);
@@ -69,10 +55,10 @@ TEST(InPlace, RefusesALiveInputAMovedElementAndArguments) {
   g.op("Add", "sum", {{"A", "t"}, {"B", "u"}}, {{"C", "v"}});
   g.op("Exp", "exp", {{"input", "v"}}, {{"output", "y"}});
   g.op("Abs", "abs", {{"X", "x"}}, {{"Y", "z"}});
-  ir::Program p = expanded(g.p);
+  ir::Program p = expandAll(g.p);
   // Only the sum may write over what it consumes (u, read by it alone).
   EXPECT_EQ(toFixedPoint(p, inPlace()), 1);
-  std::string why = reasons(p);
+  std::string why = refusals(p, inPlace());
   EXPECT_THAT(why, HasSubstr("'t' is read or written elsewhere"));
   EXPECT_THAT(why, HasSubstr("'y' is not a plain transient"));
   EXPECT_THAT(why, HasSubstr("'x' is not a plain transient"));
@@ -84,9 +70,9 @@ TEST(InPlace, RefusesALiveInputAMovedElementAndArguments) {
   h.op("Neg", "neg", {{"X", "x"}}, {{"Y", "t"}});
   h.op("Transpose", "tr", {{"data", "t"}}, {{"transposed", "u"}});
   h.op("Exp", "exp", {{"input", "u"}}, {{"output", "y"}});
-  p = expanded(h.p);
+  p = expandAll(h.p);
   EXPECT_EQ(toFixedPoint(p, inPlace()), 0);
-  EXPECT_THAT(reasons(p), HasSubstr("an iteration could overwrite what another "
+  EXPECT_THAT(refusals(p, inPlace()), HasSubstr("an iteration could overwrite what another "
                                     "still reads"));
 }
 

@@ -80,6 +80,33 @@ inline void expectEquivalent(const ir::Program &before,
   }
 }
 
+/// `p` with every operator expanded (expand-all).
+inline ir::Program expandAll(const ir::Program &p) {
+  return transforms::applyChecked(
+             p, *transforms::requireTransformation("expand-all"), {})
+      .program;
+}
+
+/// The matches of `t` in `p` that pass its check.
+inline std::vector<transforms::Match>
+passing(const ir::Program &p, const transforms::Transformation &t) {
+  std::vector<transforms::Match> out;
+  for (const transforms::Match &m : transforms::findMatches(p, t))
+    if (transforms::checkMatch(p, t, m))
+      out.push_back(m);
+  return out;
+}
+
+/// The reasons of the matches of `t` in `p` that fail, one per line.
+inline std::string refusals(const ir::Program &p,
+                            const transforms::Transformation &t) {
+  std::string out;
+  for (const transforms::Match &m : transforms::findMatches(p, t))
+    if (transforms::CheckResult c = transforms::checkMatch(p, t, m); !c)
+      out += c.reason + "\n";
+  return out;
+}
+
 /// A bundled model (resources/models/NAME) with every operator expanded.
 inline ir::Program expandedModel(const char *name) {
   ir::Program p = onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +

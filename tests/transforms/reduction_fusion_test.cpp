@@ -63,15 +63,6 @@ ir::Program applied(const ir::Program &p, const std::string &container,
 ir::Expr sym(const char *s) { return ir::Expr::symbol(s); }
 const ir::Expr i0 = sym("i0"), i1 = sym("i1"), o0 = sym("o0");
 
-/// The next write of `c` goes to a fresh access node, ordered after the
-/// current one, as expansions place an accumulation after its init.
-void freshWrite(GraphBuilder &g, Maps &m, const std::string &c,
-                ir::NodeId next) {
-  ir::NodeId first = m.access.at(c);
-  m.access.erase(c);
-  ir::addEdge(g.p, g.p.states.back(), first, "", next, "", ir::Memlet{});
-}
-
 /// Softmax over rows of scores scaled by 1/8, as the expansion writes it:
 /// d = x * 0.125; m = max(d); s = sum(exp(d - m)); y = exp(d - m) / s.
 GraphBuilder softmax() {

@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "transforms/fusion/gemm_alignment.h"
+#include "transforms/fusion/map_scope.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -37,11 +38,7 @@ bool writtenByGemm(const ir::Program &, const StateGraph &g,
   return gemmBehind(g, n.id) != 0;
 }
 
-/// Views alias their target: aliasing is judged on the target.
-std::string rootOf(const ir::Program &p, const std::string &c) {
-  const ir::Container *x = p.findContainer(c);
-  return x && x->isView() ? x->viewOf : c;
-}
+using map_scope::rootOf;
 
 /// What check() establishes and apply() rewrites.
 struct Plan {
@@ -250,10 +247,7 @@ ApplyResult EpilogueFusion::apply(const ir::Program &program,
     throw Error("epilogue-fusion at " + match.str() + ": " + c.reason);
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
-  auto edge = [&](EdgeId id) -> ir::Edge & {
-    return *std::find_if(s.edges.begin(), s.edges.end(),
-                         [&](const ir::Edge &e) { return e.id == id; });
-  };
+  auto edge = [&](EdgeId id) -> ir::Edge & { return edgeWithId(s, id); };
 
   ir::Node &gemm = *s.findNode(plan.gemm.gemm);
   std::vector<std::string> names;
@@ -279,7 +273,7 @@ ApplyResult EpilogueFusion::apply(const ir::Program &program,
   } else {
     ir::Node &exit = *s.findNode(plan.gemm.exit);
     std::string from = inner.dstConn.substr(3);
-    std::string to = freeScopeName(exit, plan.y);
+    std::string to = map_scope::freshPair(exit, plan.y);
     for (ir::Connector &c : exit.inputs)
       if (c.name == "IN_" + from)
         c.name = "IN_" + to;

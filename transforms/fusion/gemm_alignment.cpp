@@ -3,6 +3,7 @@
 #include "ir/affine.h"
 #include "ir/error.h"
 #include "ir/scope.h"
+#include "transforms/fusion/map_scope.h"
 #include "transforms/rewrite.h"
 
 #include <algorithm>
@@ -523,13 +524,6 @@ std::string freshName(std::set<std::string> &taken, const std::string &base) {
   }
 }
 
-std::string freeScopeName(const ir::Node &n, const std::string &base) {
-  std::string name = base;
-  for (int k = 1; n.findInput("IN_" + name) || n.findOutput("OUT_" + name); ++k)
-    name = base + "_" + std::to_string(k);
-  return name;
-}
-
 void connectOperand(ir::Program &program, ir::State &state,
                     const GemmSite &gemm, const std::string &name,
                     ir::DType dtype, NodeId access, const ir::Memlet &outer,
@@ -541,7 +535,7 @@ void connectOperand(ir::Program &program, ir::State &state,
     return;
   }
   ir::Node &entry = *state.findNode(gemm.entry);
-  std::string via = freeScopeName(entry, name);
+  std::string via = map_scope::freshPair(entry, name);
   entry.inputs.push_back({"IN_" + via, dtype});
   entry.outputs.push_back({"OUT_" + via, dtype});
   state.edges.push_back(

@@ -151,10 +151,6 @@ std::vector<std::string> codeNames(const ir::tasklet::Code &code);
 /// the name is added to `taken`.
 std::string freshName(std::set<std::string> &taken, const std::string &base);
 
-/// A connector name `base` (or `base_1`, ...) not yet on scope node `n`
-/// as IN_/OUT_.
-std::string freeScopeName(const ir::Node &n, const std::string &base);
-
 /// Connects an epilogue operand: `inner` (read from access node `access`)
 /// into the gemm's new input connector `name` of type `dtype`, directly or
 /// through the gemm's map, with `outer` as the memlet outside it.

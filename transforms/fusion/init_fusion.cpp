@@ -209,10 +209,7 @@ ApplyResult InitFusion::apply(const ir::Program &program, const Match &match,
     throw Error("init-fusion at " + match.str() + ": " + c.reason);
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
-  auto edge = [&](EdgeId id) -> ir::Edge & {
-    return *std::find_if(s.edges.begin(), s.edges.end(),
-                         [&](const ir::Edge &e) { return e.id == id; });
-  };
+  auto edge = [&](EdgeId id) -> ir::Edge & { return edgeWithId(s, id); };
 
   ir::Node &gemm = *s.findNode(plan.gemm.gemm);
   std::vector<std::string> names;

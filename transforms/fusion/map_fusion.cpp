@@ -393,13 +393,6 @@ private:
   std::map<NodeId, NodeId> parents_;
 };
 
-ir::Edge &edgeWithId(ir::State &s, EdgeId id) {
-  for (ir::Edge &e : s.edges)
-    if (e.id == id)
-      return e;
-  throw Error("map-fusion: edge " + std::to_string(id) + " vanished");
-}
-
 } // namespace
 
 CheckResult MapFusion::check(const ir::Program &program, const Match &match,

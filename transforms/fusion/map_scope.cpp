@@ -1,6 +1,7 @@
 #include "transforms/fusion/map_scope.h"
 
 #include "ir/error.h"
+#include "transforms/rewrite.h"
 
 #include <algorithm>
 
@@ -121,13 +122,6 @@ std::string freshPair(const ir::Node &n, const std::string &x) {
 }
 
 namespace {
-
-ir::Edge &edgeWithId(ir::State &s, EdgeId id) {
-  for (ir::Edge &e : s.edges)
-    if (e.id == id)
-      return e;
-  throw Error("map scope merge: edge " + std::to_string(id) + " vanished");
-}
 
 std::vector<EdgeId> edgeIds(const ir::State &s, NodeId node, bool incoming) {
   std::vector<EdgeId> ids;

@@ -487,13 +487,6 @@ private:
   std::map<NodeId, NodeId> parents_;
 };
 
-ir::Edge &edgeWithId(ir::State &s, EdgeId id) {
-  for (ir::Edge &e : s.edges)
-    if (e.id == id)
-      return e;
-  throw Error("reduction-fusion: edge " + std::to_string(id) + " vanished");
-}
-
 void eraseEdge(ir::State &s, EdgeId id) {
   std::erase_if(s.edges, [&](const ir::Edge &e) { return e.id == id; });
 }

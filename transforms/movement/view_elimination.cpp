@@ -4,6 +4,7 @@
 #include "ir/error.h"
 #include "ir/primitives.h"
 #include "transforms/fusion/gemm_alignment.h"
+#include "transforms/fusion/map_scope.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -37,10 +38,7 @@ using Rename = std::map<std::string, ir::Expr, std::less<>>;
 
 const char *const kRow = "__row", *const kCol = "__col";
 
-std::string rootOf(const ir::Program &p, const std::string &c) {
-  const ir::Container *x = p.findContainer(c);
-  return x && x->isView() ? x->viewOf : c;
-}
+using map_scope::rootOf;
 
 /// One edge out of the copy's access node and how it changes.
 struct Reader {
@@ -329,10 +327,7 @@ ApplyResult ViewElimination::apply(const ir::Program &program,
     throw Error("view-elimination at " + match.str() + ": " + c.reason);
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
-  auto edge = [&](EdgeId id) -> ir::Edge & {
-    return *std::find_if(s.edges.begin(), s.edges.end(),
-                         [&](const ir::Edge &e) { return e.id == id; });
-  };
+  auto edge = [&](EdgeId id) -> ir::Edge & { return edgeWithId(s, id); };
   const ir::Container &x = r.program.container(plan.x);
   ir::Memlet whole{plan.x, ir::Subset::full(x.shape), std::nullopt};
 
@@ -344,7 +339,7 @@ ApplyResult ViewElimination::apply(const ir::Program &program,
     if (dst.kind == ir::NodeKind::MapEntry) {
       // The scope connectors carry the original now.
       std::string from = outer.dstConn.substr(3);
-      std::string to = gemm_fusion::freeScopeName(dst, plan.x);
+      std::string to = map_scope::freshPair(dst, plan.x);
       for (ir::Connector &c : dst.inputs)
         if (c.name == "IN_" + from)
           c.name = "IN_" + to;
