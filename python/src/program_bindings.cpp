@@ -8,6 +8,7 @@
 #include "ir/error.h"
 #include "core/workspace/session.h"
 #include "ir/analysis.h"
+#include "ir/memory.h"
 #include "ir/hash.h"
 #include "ir/json.h"
 #include "ir/print.h"
@@ -365,6 +366,21 @@ void defineProgram(py::module_ &m) {
       .def(
           "analysis", [](const Program &p) { return Analysis{ir::analyze(p)}; },
           "Bytes moved and FLOPs, per edge, node and in total.")
+      .def(
+          "memory",
+          [](const Program &p, const ir::Bindings &dims) {
+            ir::MemoryReport r = ir::transientMemory(p, dims);
+            py::dict d;
+            d["allocated"] = r.allocated;
+            d["peak"] = r.peak;
+            d["buffers"] = r.buffers;
+            return d;
+          },
+          py::arg("dims") = ir::Bindings{},
+          "Transient memory (ir/memory.h): {'allocated': bytes the CPU "
+          "backend allocates for transients, 'peak': most bytes live at "
+          "once in its run order, 'buffers': how many}; symbols not in "
+          "`dims` count as 1.")
       .def_property_readonly(
           "hash", [](const Program &p) { return ir::hashHex(ir::structuralHash(p)); },
           "Structural hash as 16 hex digits: equal programs, equal hashes.")

@@ -100,6 +100,19 @@ def test_issue_script_runs_verbatim(tmp_path, monkeypatch):
 
 # --- programs ------------------------------------------------------------------
 
+def test_transient_memory_falls_with_the_auto_recipe():
+    ws = load_cnn()
+    ws.apply("expand-all")
+    plain = ws.program.memory()
+    assert set(plain) == {"allocated", "peak", "buffers"}
+    assert 0 < plain["peak"] <= plain["allocated"] and plain["buffers"] > 0
+    ws.undo()
+    ws.auto("cpu")
+    auto = ws.program.memory(dims={"N": 1})
+    assert auto["allocated"] < plain["allocated"]
+    assert ws.verify().ok
+
+
 def test_program_containers_have_shapes_dtypes_and_kinds():
     p = weir.load(str(MODELS / "cnn.onnx"))
     assert p.name == "weir_cnn"
