@@ -114,6 +114,32 @@ void renameBody(ir::State &s, NodeId entry, const std::set<NodeId> &body,
         range = renamed(range, rename);
 }
 
+std::optional<std::string> renamingConflict(const ir::State &s,
+                                            const ir::Node &entry,
+                                            const std::set<NodeId> &body,
+                                            const Rename &rename) {
+  bool identity = true;
+  for (const auto &[from, to] : rename)
+    identity = identity && to.symbolName() == from;
+  if (identity)
+    return std::nullopt;
+  for (NodeId id : body) {
+    const ir::Node &n = *s.findNode(id);
+    if (n.kind == ir::NodeKind::Library || n.kind == ir::NodeKind::Primitive)
+      return mapName(entry) + " contains '" + n.label + "' (%" +
+             std::to_string(id) +
+             "), whose attributes may name the map's parameters, which "
+             "fusion renames";
+    if (n.kind == ir::NodeKind::MapEntry)
+      for (const std::string &q : n.map().params)
+        for (const auto &[from, to] : rename)
+          if (q == from || q == to.symbolName())
+            return mapName(n) + " inside " + mapName(entry) + " binds '" + q +
+                   "', a name fusion gives another meaning";
+  }
+  return std::nullopt;
+}
+
 std::string freshPair(const ir::Node &n, const std::string &x) {
   std::string name = x;
   for (int k = 1; n.findInput("IN_" + name) || n.findOutput("OUT_" + name); ++k)

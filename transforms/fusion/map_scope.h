@@ -48,6 +48,14 @@ std::string freshPair(const ir::Node &n, const std::string &x);
 void renameBody(ir::State &s, ir::NodeId entry,
                 const std::set<ir::NodeId> &body, const Rename &rename);
 
+/// Why renaming the parameters of the map `entry` (body from bodyOf) by
+/// `rename` is unsafe — a nested map binds one of the names, or a library
+/// node or primitive inside may name them in its attributes — or nullopt.
+std::optional<std::string> renamingConflict(const ir::State &s,
+                                            const ir::Node &entry,
+                                            const std::set<ir::NodeId> &body,
+                                            const Rename &rename);
+
 /// Moves every edge of `from` (a MapEntry) onto `to`: incoming edges get
 /// fresh IN_/OUT_ pairs on `to` unless `to` already reads the same source
 /// through an equal memlet (then the connector is shared); ordering edges

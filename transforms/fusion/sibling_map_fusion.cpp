@@ -141,26 +141,9 @@ private:
   /// binds one of the names, nor a node whose attributes may name them.
   CheckResult renaming() {
     plan_.secondBody = bodyOf(parents_, plan_.secondEntry);
-    bool identity = true;
-    for (const auto &[from, to] : plan_.rename)
-      identity = identity && to.symbolName() == from;
-    if (identity)
-      return CheckResult::success();
-    for (NodeId id : plan_.secondBody) {
-      const ir::Node &n = *s_.findNode(id);
-      if (n.kind == ir::NodeKind::Library || n.kind == ir::NodeKind::Primitive)
-        return fail(mapName(*entry2_) + " contains '" + n.label + "' (%" +
-                    std::to_string(id) +
-                    "), whose attributes may name the map's parameters, "
-                    "which fusion renames");
-      if (n.kind == ir::NodeKind::MapEntry)
-        for (const std::string &q : n.map().params)
-          for (const auto &[from, to] : plan_.rename)
-            if (q == from || q == to.symbolName())
-              return fail(mapName(n) + " inside " + mapName(*entry2_) +
-                          " binds '" + q +
-                          "', a name fusion gives another meaning");
-    }
+    if (auto why = renamingConflict(s_, *entry2_, plan_.secondBody,
+                                    plan_.rename))
+      return fail(*why);
     return CheckResult::success();
   }
 
