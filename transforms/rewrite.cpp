@@ -19,6 +19,20 @@ ir::State &stateNamed(ir::Program &program, std::string_view name) {
       stateNamed(static_cast<const ir::Program &>(program), name));
 }
 
+std::optional<std::string> notPlainTransient(const ir::Program &program,
+                                             const std::string &container) {
+  const ir::Container &c = program.container(container);
+  if (!c.transient || isArgument(program, container) || c.isConstant() ||
+      c.isView())
+    return "'" + container +
+           "' is not a plain transient (an argument, constant or view stays "
+           "in memory)";
+  for (const auto &[other, oc] : program.containers)
+    if (oc.viewOf == container)
+      return "'" + container + "' is viewed by '" + other + "'";
+  return std::nullopt;
+}
+
 ir::Edge &edgeWithId(ir::State &state, ir::EdgeId id) {
   for (ir::Edge &e : state.edges)
     if (e.id == id)

@@ -8,6 +8,7 @@
 #include "ir/program.h"
 #include "transforms/transformation.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,11 @@ void renameContainerUses(ir::Program &program, const std::string &from,
 bool containerUsed(const ir::Program &program, std::string_view container);
 /// Whether `container` is one of the program's inputs or outputs.
 bool isArgument(const ir::Program &program, std::string_view container);
+/// Why `container` is not a plain transient a transformation may remove or
+/// rename (an argument, a constant, a view, or the target of a view), or
+/// nullopt when it is one.
+std::optional<std::string> notPlainTransient(const ir::Program &program,
+                                             const std::string &container);
 
 /// Removes access nodes without edges, then transient containers (constant
 /// or not) that nothing names any more. Returns the containers removed.

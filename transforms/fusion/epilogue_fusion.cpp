@@ -78,17 +78,11 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
                 "); fold that initialization in first (init-fusion)");
 
   out.x = g.node(out.array)->access().container;
-  const ir::Container &x = p.container(out.x);
   if (out.gemm.container != out.x)
     return fail(gemmName + " writes '" + out.gemm.container +
                 "' inside its map but '" + out.x + "' outside it");
-  if (!x.transient || isArgument(p, out.x) || x.isConstant() || x.isView())
-    return fail("'" + out.x +
-                "' is not a plain transient (an argument, constant or view "
-                "must stay in memory)");
-  for (const auto &[other, oc] : p.containers)
-    if (oc.viewOf == out.x)
-      return fail("'" + out.x + "' is viewed by '" + other + "'");
+  if (auto why = notPlainTransient(p, out.x))
+    return fail(*why);
   ContainerUses uses = containerUses(p, out.x);
   if (uses.accessNodes != 1 || uses.writes != 1 || uses.reads != 1)
     return fail("'" + out.x + "' has other readers or writers (" +

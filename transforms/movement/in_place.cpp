@@ -44,17 +44,8 @@ CheckResult planInPlace(const ir::Program &p, const Match &match, Plan &out) {
     return fail("the map writes more than one array");
   out.y = writes[0]->memlet.container;
 
-  auto plain = [&](const std::string &name) -> std::optional<std::string> {
-    const ir::Container &c = p.container(name);
-    if (!c.transient || isArgument(p, name) || c.isConstant() || c.isView())
-      return "'" + name + "' is not a plain transient";
-    for (const auto &[other, oc] : p.containers)
-      if (oc.viewOf == name)
-        return "'" + name + "' is viewed by '" + other + "'";
-    return std::nullopt;
-  };
   for (const std::string &name : {out.x, out.y})
-    if (auto why = plain(name))
+    if (auto why = notPlainTransient(p, name))
       return fail(*why);
   if (out.x == out.y)
     return fail("the map already writes '" + out.x + "'");

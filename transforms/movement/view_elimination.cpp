@@ -148,11 +148,8 @@ private:
 
   CheckResult containers() {
     const ir::Container &t = p_.container(plan_.t);
-    if (!t.transient || isArgument(p_, plan_.t) || t.isConstant() || t.isView())
-      return fail("'" + plan_.t + "' is not a plain transient");
-    for (const auto &[other, oc] : p_.containers)
-      if (oc.viewOf == plan_.t)
-        return fail("'" + plan_.t + "' is viewed by '" + other + "'");
+    if (auto why = notPlainTransient(p_, plan_.t))
+      return fail(*why);
     ContainerUses uses = containerUses(p_, plan_.t);
     if (uses.accessNodes != 1 || uses.writes != 1)
       return fail("'" + plan_.t + "' is written elsewhere too");
