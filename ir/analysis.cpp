@@ -36,7 +36,9 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     Expr elements = e.memlet.volume() * scopeExecutions(s, parents, scope);
     Expr bytes(0);
     const Container *c = p.findContainer(e.memlet.container);
-    if (c && (a.kind == NodeKind::Access || b.kind == NodeKind::Access)) {
+    // Register storage lives in the loop body: no memory traffic.
+    if (c && c->storage != Storage::Register &&
+        (a.kind == NodeKind::Access || b.kind == NodeKind::Access)) {
       bytes = elements * Expr(static_cast<std::int64_t>(dtypeSize(c->dtype)));
       out.bytesMoved = out.bytesMoved + bytes;
       if (a.kind != NodeKind::Access)

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -29,12 +30,41 @@ std::int64_t bytesOf(const Container &c, const Bindings &symbols) {
 
 } // namespace
 
+namespace {
+
+/// Whether lowering allocates register container `name` per iteration of
+/// one map (every access node of it directly in one scope of one state)
+/// rather than for the run.
+bool perIteration(const Program &program, const std::string &name) {
+  std::optional<std::pair<std::size_t, NodeId>> where;
+  for (std::size_t k = 0; k < program.states.size(); ++k) {
+    const State &s = program.states[k];
+    std::map<NodeId, NodeId> parents;
+    for (const Node &n : s.nodes) {
+      if (n.kind != NodeKind::Access || n.access().container != name)
+        continue;
+      if (parents.empty())
+        parents = scopeParents(s);
+      std::pair<std::size_t, NodeId> here{k, parents[n.id]};
+      if (where && *where != here)
+        return false;
+      where = here;
+    }
+  }
+  return where && where->second != 0;
+}
+
+} // namespace
+
 bool allocatesBuffer(const Program &program, const Container &c) {
   auto named = [&](const std::vector<std::string> &v) {
     return std::find(v.begin(), v.end(), c.name) != v.end();
   };
+  // Register storage in one map scope is allocated per iteration inside
+  // it (lowering), not as a buffer for the run.
   return !named(program.inputs) && !named(program.outputs) && !c.isConstant() &&
-         !c.isView();
+         !c.isView() &&
+         !(c.storage == Storage::Register && perIteration(program, c.name));
 }
 
 TopLevel topLevel(const State &state) {

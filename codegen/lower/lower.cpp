@@ -8,6 +8,7 @@
 #include "core/interp/tasklet_eval.h"
 #include "ir/error.h"
 #include "ir/primitives.h"
+#include "ir/scope.h"
 #include "ir/tasklet_types.h"
 #include "ir/validate.h"
 
@@ -91,6 +92,13 @@ private:
   std::map<NodeId, NodeId> taskletScope_;
   NodeId currentScope_ = 0;
   int copyCounter_ = 0;
+  /// Register-storage containers whose access nodes all sit directly in
+  /// one map scope -> that scope's entry: allocated per iteration there.
+  std::map<std::string, NodeId, std::less<>> registerScope_;
+  /// While such a scope is lowered: the first access log that may see the
+  /// container (logs of maps inside the scope; the scope's own iterations
+  /// each have their own copy, so its proof and outer ones never see it).
+  std::map<std::string, std::size_t, std::less<>> registerLogFloor_;
 };
 
 std::string Lowerer::freshLoopVar(const std::string &want) {
@@ -121,8 +129,11 @@ void Lowerer::noteAccess(const std::string &container,
   }
   if (write)
     written_.insert(container);
-  for (AccessLog *log : logs_)
-    log->accesses.push_back({container, index, write});
+  std::size_t from = 0;
+  if (auto it = registerLogFloor_.find(container); it != registerLogFloor_.end())
+    from = it->second;
+  for (std::size_t i = from; i < logs_.size(); ++i)
+    logs_[i]->accesses.push_back({container, index, write});
 }
 
 ir::Expr Lowerer::flatten(const std::string &container,
@@ -548,7 +559,20 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
   NodeId savedScope = currentScope_;
   currentScope_ = entry.id;
   parallelDepth_ += parallelCandidate;
+  std::vector<std::string> registers;
+  for (const auto &[name, scope] : registerScope_)
+    if (scope == entry.id) {
+      registers.push_back(name);
+      registerLogFloor_[name] = logs_.size();
+    }
   std::vector<StmtPtr> body = lowerScope(plan, entry.id);
+  // Register storage: a fresh (zeroed) block per iteration, inside the
+  // innermost loop, so each iteration's copy is private.
+  for (const std::string &name : registers) {
+    const ir::Container &c = program_.container(name);
+    body = {allocate(name, c.dtype, subst(c.elementCount()), std::move(body))};
+    registerLogFloor_.erase(name);
+  }
   parallelDepth_ -= parallelCandidate;
   currentScope_ = savedScope;
   logs_.pop_back();
@@ -649,6 +673,24 @@ LoopFunction Lowerer::run() {
         lowerNode(plan, n.id, ignored); // throws the message for the kind
       }
 
+  // Register containers are allocated inside their map scope when all
+  // their access nodes sit directly in one scope of one state; otherwise
+  // for the whole run, like any transient.
+  std::map<std::string, std::set<std::pair<std::size_t, NodeId>>, std::less<>>
+      scopes;
+  for (std::size_t k = 0; k < program_.states.size(); ++k) {
+    const ir::State &s = program_.states[k];
+    std::map<NodeId, NodeId> parents = ir::scopeParents(s);
+    for (const ir::Node &n : s.nodes)
+      if (n.kind == NodeKind::Access &&
+          program_.container(n.access().container).storage ==
+              ir::Storage::Register)
+        scopes[n.access().container].insert({k, parents[n.id]});
+  }
+  for (const auto &[name, where] : scopes)
+    if (where.size() == 1 && where.begin()->second != 0)
+      registerScope_[name] = where.begin()->second;
+
   LoopFunction f;
   f.name = program_.name;
   f.symbols = program_.symbols;
@@ -678,7 +720,8 @@ LoopFunction Lowerer::run() {
       param(name, Role::Constant);
   for (auto it = program_.containers.rbegin(); it != program_.containers.rend();
        ++it)
-    if (!args.count(it->first) && !it->second.isView())
+    if (!args.count(it->first) && !it->second.isView() &&
+        !registerScope_.count(it->first))
       body = allocate(it->first, it->second.dtype, it->second.elementCount(),
                       {body});
   f.body = body;
