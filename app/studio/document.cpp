@@ -61,10 +61,13 @@ namespace {
 /// Reads a model or session: the slow part of opening (import, shape
 /// inference, replaying a recipe), free of the document so it can run on
 /// any thread.
-std::shared_ptr<workspace::Workspace> load(const QString &path) {
+/// `snapshot`: an autosave, which holds a snapshot when the workspace had
+/// no model file.
+std::shared_ptr<workspace::Workspace> load(const QString &path,
+                                           bool snapshot = false) {
   std::string file = path.toStdString();
   if (QFileInfo(path).suffix() == "weir")
-    return workspace::openSession(file);
+    return workspace::openSession(file, {.useSnapshot = snapshot});
   return workspace::openModel(file);
 }
 
@@ -87,6 +90,18 @@ void Document::openInBackground(const QString &path) {
   }));
 }
 
+void Document::recoverInBackground(const QString &autosave,
+                                   const QString &original) {
+  opening_ = autosave;
+  loader_.setFuture(QtConcurrent::run([autosave, original]() -> Loaded {
+    try {
+      return {autosave, load(autosave, true), {}, original};
+    } catch (const std::exception &e) {
+      return {autosave, nullptr, QString::fromUtf8(e.what()), original};
+    }
+  }));
+}
+
 void Document::loaded() {
   Loaded l = loader_.result();
   // Only the newest request counts: an older one finishing late is not
@@ -94,14 +109,16 @@ void Document::loaded() {
   if (l.path != opening_)
     return;
   opening_.clear();
-  if (l.workspace)
+  if (l.workspace && !l.original.isEmpty())
+    adopt(std::move(l.workspace), l.original, true);
+  else if (l.workspace)
     adopt(std::move(l.workspace), l.path);
   else
     emit openFailed(l.path, l.error);
 }
 
 void Document::adopt(std::shared_ptr<workspace::Workspace> ws,
-                     const QString &path) {
+                     const QString &path, bool recovered) {
   stack_.clear();
   if (ws_)
     ws_->removeObserver(observer_);
@@ -114,13 +131,18 @@ void Document::adopt(std::shared_ptr<workspace::Workspace> ws,
   for (std::size_t v = 1; v <= ws_->current(); ++v)
     stack_.push(new StepCommand(
         *this, v, QString::fromStdString(ws_->versions()[v].step->str())));
-  stack_.setClean();
+  // Recovered steps are not in any saved file: modified until saved.
+  recovered_ = recovered;
+  if (recovered)
+    stack_.resetClean();
+  else
+    stack_.setClean();
   lastChange_ = {workspace::ChangeKind::Reverted, ws_->current(),
                  ws_->current()};
   watch();
   emit opened();
   emit sessionPathChanged();
-  emit modifiedChanged(false);
+  emit modifiedChanged(isModified());
 }
 
 void Document::watch() {
@@ -138,8 +160,10 @@ void Document::save(const QString &path) {
   options.snapshot = ws_->source().modelPath.empty();
   workspace::saveSession(*ws_, path.toStdString(), options);
   sessionPath_ = QFileInfo(path).absoluteFilePath();
+  recovered_ = false;
   stack_.setClean();
   emit sessionPathChanged();
+  emit saved();
 }
 
 void Document::apply(const std::string &transformation,

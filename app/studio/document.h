@@ -41,6 +41,15 @@ public:
   /// thread. A newer request (this or open()) wins; an older one finishing
   /// later is ignored.
   void openInBackground(const QString &path);
+  /// Recovers from an autosave (autosave.h) on a worker thread: the
+  /// session at `autosave` is opened, but the document stands for
+  /// `original` (the model or session the user had open), so Save writes
+  /// there, and it is modified: the recovered steps are not saved yet.
+  /// opened() or openFailed(autosave, …) follow.
+  void recoverInBackground(const QString &autosave, const QString &original);
+  /// Whether the open workspace came from an autosave and has not been
+  /// saved since.
+  bool recovered() const { return recovered_; }
   /// The file being opened in the background; "" when none is.
   QString opening() const { return opening_; }
   /// Saves a session (the format of `weir optimize -o` and Python's
@@ -65,6 +74,10 @@ public:
   QString sessionPath() const { return sessionPath_; }
   /// The model file the workspace started from ("" for a snapshot).
   QString modelPath() const;
+  /// The file the document stands for: the session, else the model.
+  QString documentFile() const {
+    return sessionPath_.isEmpty() ? modelPath() : sessionPath_;
+  }
   /// A short name for the title bar.
   QString displayName() const;
   bool isModified() const { return !stack_.isClean(); }
@@ -80,6 +93,8 @@ signals:
   void programChanged();
   void modifiedChanged(bool modified);
   void sessionPathChanged();
+  /// The session was written by save().
+  void saved();
 
 private:
   class StepCommand;
@@ -87,9 +102,11 @@ private:
     QString path;
     std::shared_ptr<workspace::Workspace> workspace;
     QString error;
+    QString original; ///< recovering: the file the document stands for
   };
   void loaded();
-  void adopt(std::shared_ptr<workspace::Workspace> ws, const QString &path);
+  void adopt(std::shared_ptr<workspace::Workspace> ws, const QString &path,
+             bool recovered = false);
   void watch();
 
   std::shared_ptr<workspace::Workspace> ws_;
@@ -98,6 +115,7 @@ private:
   QString sessionPath_;
   workspace::Change lastChange_;
   QString opening_;
+  bool recovered_ = false;
   QFutureWatcher<Loaded> loader_;
 };
 

@@ -59,11 +59,22 @@ EdgeItem::EdgeItem(ir::EdgeId id, const std::vector<QPointF> &route,
   setToolTip(toolTip);
 }
 
+void EdgeItem::setOverlayColor(const QColor &color) {
+  if (color != overlay_) {
+    overlay_ = color;
+    update();
+  }
+}
+
 void EdgeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *,
                      QWidget *) {
-  QColor color =
-      isSelected() ? QColor(0x15, 0x65, 0xc0) : QColor(0x44, 0x44, 0x44);
-  painter->setPen(QPen(color, isSelected() ? 2.5 : 1.0));
+  QColor color = isSelected()         ? QColor(0x15, 0x65, 0xc0)
+                 : overlay_.isValid() ? overlay_
+                                      : QColor(0x44, 0x44, 0x44);
+  // An overlaid edge is drawn wide so its colour shows.
+  painter->setPen(QPen(color, isSelected()         ? 2.5
+                              : overlay_.isValid() ? 4.0
+                                                   : 1.0));
   painter->setBrush(Qt::NoBrush);
   painter->drawPath(path_);
   painter->setBrush(color);

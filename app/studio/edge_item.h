@@ -6,6 +6,7 @@
 
 #include "ir/program.h"
 
+#include <QColor>
 #include <QGraphicsItem>
 #include <QPainterPath>
 #include <QPolygonF>
@@ -26,6 +27,9 @@ public:
 
   ir::EdgeId edgeId() const { return id_; }
   const QStringList &label() const { return label_; }
+  /// The overlay's colour (overlay.h); invalid for the usual one.
+  void setOverlayColor(const QColor &color);
+  QColor overlayColor() const { return overlay_; }
 
   int type() const override { return Type; }
   QRectF boundingRect() const override { return bounds_; }
@@ -41,6 +45,7 @@ private:
   QStringList label_;
   QPointF labelAt_; ///< top left of the label
   QRectF bounds_;
+  QColor overlay_;
 };
 
 } // namespace weir::studio

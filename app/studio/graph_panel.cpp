@@ -11,8 +11,8 @@
 namespace weir::studio {
 
 GraphPanel::GraphPanel(QWidget *parent)
-    : QWidget(parent), view_(new GraphView(this)),
-      scene_(new GraphScene(this)) {
+    : QWidget(parent), view_(new GraphView(this)), scene_(new GraphScene(this)),
+      legend_(new OverlayLegend(view_)) {
   view_->setScene(scene_);
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -69,6 +69,8 @@ void GraphPanel::reset() {
   scene_->clear();
   rebuilding_ = false;
   shown_.reset();
+  analysis_.reset();
+  legend_->showFor({});
   selectedNode_.reset();
   selectedEdge_.reset();
   highlighted_.clear();
@@ -104,6 +106,8 @@ void GraphPanel::onLaidOut(std::uint64_t ticket,
       selectedEdge_.reset();
   }
   scene_->highlight(highlighted_);
+  analysis_ = traffic ? std::optional(*traffic) : std::nullopt;
+  applyOverlay();
   rebuilding_ = false;
   if (first)
     view_->fitGraph();
@@ -115,6 +119,19 @@ void GraphPanel::onLaidOut(std::uint64_t ticket,
     emit edgeSelected(*selectedEdge_);
   else
     emit selectionCleared();
+}
+
+void GraphPanel::setOverlay(Overlay overlay) {
+  overlay_ = overlay;
+  applyOverlay();
+}
+
+void GraphPanel::applyOverlay() {
+  OverlayColors colors;
+  if (analysis_)
+    colors = overlayColors(overlay_, *analysis_);
+  scene_->setOverlay(colors);
+  legend_->showFor(colors);
 }
 
 void GraphPanel::selectNode(ir::NodeId id) {

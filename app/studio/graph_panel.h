@@ -10,6 +10,7 @@
 #include "app/studio/graph_scene.h"
 #include "app/studio/graph_view.h"
 #include "app/studio/layout_runner.h"
+#include "app/studio/overlay.h"
 #include "ir/program.h"
 #include "transforms/transformation.h"
 
@@ -55,6 +56,11 @@ public:
   /// 16,384 pixels a side, scaled down past that). False when the file
   /// cannot be written or nothing is shown.
   bool exportImage(const QString &path);
+  /// Colours the graph by an analysis (overlay.h), now and after every
+  /// layout; Overlay::None for the usual colours.
+  void setOverlay(Overlay overlay);
+  Overlay overlay() const { return overlay_; }
+  OverlayLegend *legend() { return legend_; }
   void fit() { view_->fitGraph(); }
   void zoomBy(double factor) { view_->zoomBy(factor); }
 
@@ -81,8 +87,14 @@ private:
     std::vector<Glyph> glyphs;
   };
 
+  void applyOverlay();
+
   GraphView *view_;
   GraphScene *scene_;
+  OverlayLegend *legend_;
+  Overlay overlay_ = Overlay::None;
+  /// The shown state's analysis, for the overlay.
+  std::optional<ir::StateAnalysis> analysis_;
   LayoutRunner runner_;
   Pending pending_;
   std::shared_ptr<const ir::Program> shown_;

@@ -79,6 +79,17 @@ EdgeItem *GraphScene::edgeItem(ir::EdgeId id) const {
   return it == edges_.end() ? nullptr : it->second;
 }
 
+void GraphScene::setOverlay(const OverlayColors &colors) {
+  for (auto &[id, item] : nodes_) {
+    auto it = colors.nodes.find(id);
+    item->setOverlayColor(it == colors.nodes.end() ? QColor() : it->second);
+  }
+  for (auto &[id, item] : edges_) {
+    auto it = colors.edges.find(id);
+    item->setOverlayColor(it == colors.edges.end() ? QColor() : it->second);
+  }
+}
+
 void GraphScene::highlight(const std::vector<ir::NodeId> &ids) {
   for (auto &[id, item] : nodes_)
     item->setHighlighted(std::find(ids.begin(), ids.end(), id) != ids.end());

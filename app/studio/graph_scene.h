@@ -8,6 +8,7 @@
 #include "app/studio/glyph.h"
 #include "app/studio/graph_layout.h"
 #include "app/studio/node_item.h"
+#include "app/studio/overlay.h"
 #include "ir/analysis.h"
 #include "ir/program.h"
 
@@ -35,6 +36,9 @@ public:
   /// Highlights exactly these nodes (those absent from the state are
   /// ignored).
   void highlight(const std::vector<ir::NodeId> &ids);
+  /// Colours the items as `colors` says; the others get their usual
+  /// colours back.
+  void setOverlay(const OverlayColors &colors);
 
 private:
   std::unordered_map<ir::NodeId, NodeItem *> nodes_;

@@ -1,23 +1,32 @@
 #include "app/studio/main_window.h"
 
+#include "app/studio/autosave.h"
 #include "app/studio/code_dock.h"
+#include "app/studio/command_palette.h"
 #include "app/studio/document.h"
 #include "app/studio/graph_panel.h"
 #include "app/studio/history_dock.h"
+#include "app/studio/overlay.h"
 #include "app/studio/properties_dock.h"
+#include "app/studio/recent_files.h"
+#include "app/studio/recipe_export.h"
+#include "app/studio/theme.h"
 #include "app/studio/transformations_dock.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QUndoStack>
@@ -31,7 +40,9 @@ MainWindow::MainWindow(QWidget *parent)
       history_(new HistoryDock(document_->undoStack(), this)),
       properties_(new PropertiesDock(this)), code_(new CodeDock(this)),
       states_(new QComboBox(this)), find_(new QLineEdit(this)),
-      statusProgram_(new QLabel(this)), statusLayout_(new QLabel(this)) {
+      statusProgram_(new QLabel(this)), statusLayout_(new QLabel(this)),
+      autosave_(new Autosave(*document_, this)),
+      palette_(new CommandPalette(this)) {
   setCentralWidget(panel_);
   addDockWidget(Qt::RightDockWidgetArea, transformations_);
   addDockWidget(Qt::RightDockWidgetArea, properties_);
@@ -89,6 +100,36 @@ MainWindow::MainWindow(QWidget *parent)
           &GraphPanel::highlight);
   connect(states_, &QComboBox::currentIndexChanged, this,
           &MainWindow::showState);
+
+  // Autosave and recovery (autosave.h); the question waits until the
+  // opening is over.
+  connect(autosave_, &Autosave::recoveryAvailable, this,
+          &MainWindow::offerRecovery, Qt::QueuedConnection);
+  connect(autosave_, &Autosave::writeFailed, this, [this](const QString &m) {
+    statusBar()->showMessage(tr("Autosave failed: %1").arg(m), 8000);
+  });
+  connect(document_, &Document::opened, this,
+          [this] { recent_->add(document_->documentFile()); });
+  connect(document_, &Document::saved, this,
+          [this] { recent_->add(document_->sessionPath()); });
+  connect(recent_, &RecentFiles::openRequested, this,
+          [this](const QString &path) {
+            if (maybeSave())
+              openInBackground(path);
+          });
+  connect(recent_, &RecentFiles::missing, this, [this](const QString &path) {
+    statusBar()->showMessage(
+        tr("%1 no longer exists; it was removed from the recent files.")
+            .arg(path),
+        8000);
+  });
+  connect(palette_, &CommandPalette::transformationChosen, this,
+          [this](const QString &id) {
+            transformations_->show();
+            if (!transformations_->applyFirstApplicable(id))
+              statusBar()->showMessage(transformations_->lastError(), 8000);
+          });
+  restoreLayout();
   updateTitle();
 }
 
@@ -98,10 +139,13 @@ void MainWindow::createActions() {
   QMenu *file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open…"), QKeySequence::Open, this,
                   &MainWindow::openDialog);
+  recent_ = new RecentFiles(file->addMenu(tr("Open &Recent")), this);
   file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
   file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this,
                   &MainWindow::saveAs);
   file->addAction(tr("&Export graph…"), this, &MainWindow::exportGraph);
+  file->addAction(tr("Export recipe as &Python…"), this,
+                  &MainWindow::exportRecipeDialog);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -124,6 +168,37 @@ void MainWindow::createActions() {
   for (QDockWidget *dock : std::initializer_list<QDockWidget *>{
            transformations_, history_, properties_, code_})
     view->addAction(dock->toggleViewAction());
+  view->addSeparator();
+  QMenu *theme = view->addMenu(tr("&Theme"));
+  auto *themes = new QActionGroup(this);
+  themeLight_ =
+      theme->addAction(tr("&Light"), this, [] { setTheme(Theme::Light); });
+  themeDark_ =
+      theme->addAction(tr("&Dark"), this, [] { setTheme(Theme::Dark); });
+  for (QAction *a : {themeLight_, themeDark_}) {
+    a->setCheckable(true);
+    themes->addAction(a);
+  }
+  applySavedTheme();
+  QMenu *overlay = view->addMenu(tr("&Overlay"));
+  auto *overlays = new QActionGroup(this);
+  const std::pair<Overlay, QString> overlayItems[] = {
+      {Overlay::None, tr("&None")},
+      {Overlay::BytesMoved, tr("&Bytes moved per edge")},
+      {Overlay::Flops, tr("&FLOPs per node")}};
+  for (const auto &[o, text] : overlayItems) {
+    Overlay which = o;
+    QAction *a = overlay->addAction(
+        text, this, [this, which] { panel_->setOverlay(which); });
+    a->setCheckable(true);
+    a->setChecked(which == Overlay::None);
+    overlays->addAction(a);
+  }
+  (savedTheme() == Theme::Dark ? themeDark_ : themeLight_)->setChecked(true);
+  QAction *paletteAction =
+      view->addAction(tr("&Command palette…"), QKeySequence(tr("Ctrl+Shift+P")),
+                      palette_, &CommandPalette::popup);
+  addAction(paletteAction);
 
   // The menu's undo and redo name the step; the toolbar's stay short.
   QToolBar *bar = addToolBar(tr("Graph"));
@@ -262,10 +337,52 @@ void MainWindow::updateTitle() {
 }
 
 void MainWindow::closeEvent(QCloseEvent *event) {
-  if (maybeSave())
-    event->accept();
-  else
+  if (!maybeSave()) {
     event->ignore();
+    return;
+  }
+  saveLayout();
+  // A clean close: nothing to recover next time.
+  autosave_->discard();
+  event->accept();
+}
+
+void MainWindow::saveLayout() {
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+}
+
+void MainWindow::restoreLayout() {
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+}
+
+bool MainWindow::askRecovery(const QString &document) {
+  QString answer = qEnvironmentVariable("WEIR_STUDIO_RECOVER");
+  if (answer == "yes" || answer == "no")
+    return answer == "yes";
+  return QMessageBox::question(
+             this, tr("Recover unsaved steps?"),
+             tr("Weir Studio did not close cleanly while %1 had unsaved "
+                "steps. Recover them from the autosave?")
+                 .arg(QFileInfo(document).fileName()),
+             QMessageBox::Yes | QMessageBox::No,
+             QMessageBox::Yes) == QMessageBox::Yes;
+}
+
+void MainWindow::offerRecovery(const QString &autosave,
+                               const QString &document) {
+  // Another document may have been opened since it was found.
+  if (document_->documentFile() != document || !QFileInfo::exists(autosave))
+    return;
+  if (!askRecovery(document)) {
+    QFile::remove(autosave);
+    return;
+  }
+  statusBar()->showMessage(tr("Recovering %1…").arg(document));
+  document_->recoverInBackground(autosave, document);
 }
 
 bool MainWindow::maybeSave() {
@@ -324,6 +441,27 @@ bool MainWindow::saveAs() {
   } catch (const std::exception &e) {
     QMessageBox::warning(this, tr("Cannot save"), QString::fromUtf8(e.what()));
     return false;
+  }
+}
+
+void MainWindow::exportRecipe(const QString &path) {
+  if (!document_->workspace())
+    throw Error("nothing is open to export");
+  exportRecipeAsPython(*document_->workspace(), path);
+}
+
+void MainWindow::exportRecipeDialog() {
+  if (!document_->workspace())
+    return;
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Export the recipe as Python"), QString(), tr("Python (*.py)"));
+  if (path.isEmpty())
+    return;
+  try {
+    exportRecipe(path);
+  } catch (const std::exception &e) {
+    QMessageBox::warning(this, tr("Cannot export"),
+                         QString::fromUtf8(e.what()));
   }
 }
 

@@ -14,7 +14,10 @@ class QLineEdit;
 
 namespace weir::studio {
 
+class Autosave;
 class CodeDock;
+class CommandPalette;
+class RecentFiles;
 class Document;
 class GraphPanel;
 class HistoryDock;
@@ -36,6 +39,9 @@ public:
   void openInBackground(const QString &path);
   /// Saves the session to `path` (atomically). Throws weir::Error.
   void saveFile(const QString &path);
+  /// Writes the history as a Python script (recipe_export.h). Throws
+  /// weir::Error.
+  void exportRecipe(const QString &path);
 
   Document *document() { return document_; }
   GraphPanel *graphPanel() { return panel_; }
@@ -46,6 +52,13 @@ public:
   QAction *undoAction() { return undo_; }
   QAction *redoAction() { return redo_; }
   QLineEdit *findField() { return find_; }
+  Autosave *autosave() { return autosave_; }
+  RecentFiles *recentFiles() { return recent_; }
+  CommandPalette *commandPalette() { return palette_; }
+  QAction *themeAction(bool dark) { return dark ? themeDark_ : themeLight_; }
+  /// How a found autosave is answered: WEIR_STUDIO_RECOVER=yes|no (tests,
+  /// scripts), else a question to the user.
+  bool askRecovery(const QString &document);
 
 protected:
   void closeEvent(QCloseEvent *event) override;
@@ -64,6 +77,11 @@ private:
   bool save();
   bool saveAs();
   void exportGraph();
+  void exportRecipeDialog();
+  void offerRecovery(const QString &autosave, const QString &document);
+  /// Window geometry and dock layout, in QSettings `window/…`.
+  void saveLayout();
+  void restoreLayout();
 
   Document *document_;
   GraphPanel *panel_;
@@ -77,6 +95,11 @@ private:
   QLabel *statusLayout_;
   QAction *undo_ = nullptr;
   QAction *redo_ = nullptr;
+  QAction *themeLight_ = nullptr;
+  QAction *themeDark_ = nullptr;
+  Autosave *autosave_;
+  RecentFiles *recent_ = nullptr;
+  CommandPalette *palette_;
   /// The workspace version the views were last given, and whether a
   /// refresh is queued: a revert across many steps changes the version
   /// once per step, and the views catch up once.

@@ -87,6 +87,13 @@ NodeItem::NodeItem(ir::NodeId id, Glyph glyph)
   setZValue(1);
 }
 
+void NodeItem::setOverlayColor(const QColor &color) {
+  if (color != overlay_) {
+    overlay_ = color;
+    update();
+  }
+}
+
 void NodeItem::setHighlighted(bool on) {
   if (on != highlighted_) {
     highlighted_ = on;
@@ -116,7 +123,7 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *,
     pen.setWidthF(3.0);
   }
   painter->setPen(pen);
-  painter->setBrush(fillFor(glyph_));
+  painter->setBrush(overlay_.isValid() ? overlay_ : fillFor(glyph_));
   painter->drawPath(outline_);
 
   double lod = QStyleOptionGraphicsItem::levelOfDetailFromTransform(

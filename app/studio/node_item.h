@@ -7,6 +7,7 @@
 #include "app/studio/glyph.h"
 #include "ir/program.h"
 
+#include <QColor>
 #include <QGraphicsItem>
 #include <QPainterPath>
 
@@ -24,6 +25,9 @@ public:
   /// the nodes a failed check names).
   void setHighlighted(bool on);
   bool highlighted() const { return highlighted_; }
+  /// The overlay's fill (overlay.h); invalid for the glyph's own.
+  void setOverlayColor(const QColor &color);
+  QColor overlayColor() const { return overlay_; }
 
   int type() const override { return Type; }
   QRectF boundingRect() const override;
@@ -36,6 +40,7 @@ private:
   Glyph glyph_;
   QPainterPath outline_; ///< centred on (0, 0)
   bool highlighted_ = false;
+  QColor overlay_;
 };
 
 /// Below this zoom (scene units per pixel inverted), text is not drawn:

@@ -142,6 +142,10 @@ void TransformationsDock::populate() {
   QTreeWidgetItem *restore = nullptr;
   QFont bold = tree_->font();
   bold.setBold(true);
+  // Dark red on a light list, light red on a dark one (theme.h).
+  QColor failure = tree_->palette().color(QPalette::Base).lightness() < 128
+                       ? QColor(0xff, 0x8a, 0x80)
+                       : QColor(0xb0, 0x00, 0x20);
   for (transforms::Tier tier : kTiers) {
     auto *tierItem =
         new QTreeWidgetItem(tree_, {qstr(transforms::tierName(tier))});
@@ -171,7 +175,7 @@ void TransformationsDock::populate() {
         mItem->setToolTip(0, mItem->text(0));
         mItem->setToolTip(1, mItem->text(1));
         if (!e.check.ok)
-          mItem->setForeground(1, QColor(0xb0, 0x00, 0x20));
+          mItem->setForeground(1, failure);
         ++listed;
         ok += e.check.ok;
         if (id + "|" + mItem->text(0) == currentKey)
@@ -300,6 +304,43 @@ transforms::Params TransformationsDock::editedParams() const {
       params[spec.name] = v;
   }
   return params;
+}
+
+void TransformationsDock::selectTransformation(const QString &id) {
+  for (int t = 0; t < tree_->topLevelItemCount(); ++t) {
+    QTreeWidgetItem *tier = tree_->topLevelItem(t);
+    for (int i = 0; i < tier->childCount(); ++i)
+      if (tier->child(i)->data(0, kTransformationRole).toString() == id) {
+        tree_->setCurrentItem(tier->child(i));
+        tree_->scrollToItem(tier->child(i));
+        return;
+      }
+  }
+}
+
+bool TransformationsDock::applyFirstApplicable(const QString &id) {
+  selectTransformation(id);
+  std::shared_ptr<workspace::Workspace> ws = doc_.sharedWorkspace();
+  if (!ws || listing_.program != ws->programPtr()) {
+    status_->setText(tr("%1: the matches of this version are still being "
+                        "listed; try again in a moment")
+                         .arg(id));
+    return false;
+  }
+  for (const Entry &e : listing_.entries)
+    if (qstr(e.transformation) == id && e.check.ok) {
+      Entry entry = e; // apply refreshes the listing
+      try {
+        doc_.apply(entry.transformation, entry.match);
+        status_->clear();
+        return true;
+      } catch (const std::exception &ex) {
+        status_->setText(QString::fromUtf8(ex.what()));
+        return false;
+      }
+    }
+  status_->setText(tr("%1: no match applies in this version").arg(id));
+  return false;
 }
 
 void TransformationsDock::applyCurrent() {

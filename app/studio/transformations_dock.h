@@ -51,6 +51,13 @@ public:
   QTreeWidget *tree() { return tree_; }
   QPushButton *applyButton() { return apply_; }
   QCheckBox *selectionOnly() { return selectionOnly_; }
+  /// Selects the transformation `id` in the list.
+  void selectTransformation(const QString &id);
+  /// Applies the first match of `id` that the listing of the current
+  /// version says applies, with default parameters (the command palette's
+  /// choice). False, with the reason in lastError(), when the listing is
+  /// not of the current version yet or no match applies.
+  bool applyFirstApplicable(const QString &id);
   /// The error of the last failed apply, "" after a success.
   QString lastError() const;
 

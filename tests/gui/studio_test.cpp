@@ -16,6 +16,7 @@
 #include "app/studio/transformations_dock.h"
 #include "core/workspace/session.h"
 #include "ir/error.h"
+#include "tests/gui/test_environment.h"
 
 #include <QCheckBox>
 #include <QElapsedTimer>
@@ -157,6 +158,9 @@ class StudioTest : public QObject {
   Q_OBJECT
 
 private slots:
+  void initTestCase() { env_ = std::make_unique<testing::TestEnvironment>(); }
+  void cleanup() { env_->clear(); }
+  void cleanupTestCase() { env_.reset(); }
   void fontsAreAvailable();
   void layoutFollowsEdges();
   void newestLayoutWins();
@@ -168,6 +172,10 @@ private slots:
   void graphExportsAsSvgAndPng();
   void codeDockShowsGeneratedCode();
   void largeGraphLaysOutInTheBackground();
+
+private:
+  /// The windows autosave and read settings: kept out of the user's.
+  std::unique_ptr<testing::TestEnvironment> env_;
 };
 
 void StudioTest::fontsAreAvailable() {
