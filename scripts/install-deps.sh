@@ -17,8 +17,9 @@ packages=(
   libopenblas-dev
   # tests: GoogleTest, ONNX conformance data, Debian's Python with onnx+numpy
   libgtest-dev libgmock-dev libonnx-testdata
-  # the GUI tests render text offscreen with DejaVu
-  fonts-dejavu-core
+  # the GUI tests render text offscreen with DejaVu; the screenshot test
+  # runs the real X11 (xcb) platform on a virtual X server
+  fonts-dejavu-core xvfb xauth
   python3-onnx python3-numpy python3-pytest
 )
 
