@@ -3,7 +3,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/conformance.h"
-#include "app/cli/plugins.h"
+#include "app/python_host/plugin_host.h"
 #include "ir/error.h"
 
 #include <algorithm>
@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
     PluginOptions plugins = takePluginOptions(args);
     // Commands that list or apply transformations (or open a session, whose
     // recipe may name a plugin) see the plugin transformations too.
-    std::optional<PluginHost> host;
+    std::optional<weir::app::PluginHost> host;
     bool session = std::any_of(args.begin(), args.end(), [](const std::string &a) {
       return a.size() > 5 && a.ends_with(".weir");
     });

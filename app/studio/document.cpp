@@ -21,11 +21,13 @@ public:
       : QUndoCommand(text), doc_(doc), version_(version) {}
 
   void undo() override {
+    if (doc_.following_)
+      return;
     assert(doc_.ws_->current() == version_);
     doc_.ws_->undo();
   }
   void redo() override {
-    if (pending_) {
+    if (pending_ || doc_.following_) {
       pending_ = false;
       return;
     }
@@ -174,6 +176,29 @@ void Document::apply(const std::string &transformation,
   const workspace::Version &v = ws_->apply(transformation, match, params);
   stack_.push(new StepCommand(*this, ws_->current(),
                               QString::fromStdString(v.step->str())));
+}
+
+void Document::syncHistory() {
+  if (!ws_)
+    return;
+  const auto &versions = ws_->versions();
+  int last = static_cast<int>(versions.size()) - 1;
+  int current = static_cast<int>(ws_->current());
+  auto stepText = [&](int v) {
+    return QString::fromStdString(versions[v].step->str());
+  };
+  bool inStep = stack_.count() == last && stack_.index() == current;
+  for (int i = 0; inStep && i < last; ++i)
+    inStep = stack_.command(i)->text() == stepText(i + 1);
+  if (inStep)
+    return;
+  following_ = true;
+  stack_.clear();
+  for (int v = 1; v <= last; ++v)
+    stack_.push(new StepCommand(*this, v, stepText(v)));
+  stack_.setIndex(current);
+  following_ = false;
+  stack_.resetClean();
 }
 
 QString Document::modelPath() const {

@@ -63,6 +63,12 @@ public:
              const transforms::Match &match = {},
              const transforms::Params &params = {});
 
+  /// Brings the undo stack in step with the workspace after something
+  /// else moved it (the Python dock's `ws.apply`, `ws.undo`, ...): one
+  /// command per version, the index at the current one, marked modified.
+  /// Does nothing when they already agree.
+  void syncHistory();
+
   /// Null until something is open. Shared so background work (match
   /// listing, code generation) can keep it alive.
   workspace::Workspace *workspace() const { return ws_.get(); }
@@ -112,6 +118,7 @@ private:
   std::shared_ptr<workspace::Workspace> ws_;
   int observer_ = 0;
   QUndoStack stack_;
+  bool following_ = false; ///< syncHistory: commands leave ws_ alone
   QString sessionPath_;
   workspace::Change lastChange_;
   QString opening_;

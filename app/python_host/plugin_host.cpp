@@ -1,9 +1,9 @@
 /// \file
-/// See plugins.h. The package is found next to an installed binary
+/// See plugin_host.h. The package is found next to an installed binary
 /// (<prefix>/bin/weir → <prefix>/lib/python3.11/site-packages), else in the
 /// build tree's python/ folder; PYTHONPATH still comes first.
 
-#include "app/cli/plugins.h"
+#include "app/python_host/plugin_host.h"
 
 #include "ir/error.h"
 
@@ -17,9 +17,10 @@
 namespace py = pybind11;
 using namespace pybind11::literals;
 
-namespace weir::cli {
+namespace weir::app {
 
-PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover) {
+PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover,
+                       bool releaseLock) {
   // No Python signal handlers (Ctrl+C stops the command as before), and
   // nothing imported from the current folder: sys.path gets no '' entry.
   if (!Py_IsInitialized())
@@ -32,14 +33,16 @@ PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover) {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    fs::path installed = exe.parent_path().parent_path() / WEIR_PYTHON_INSTALL_DIR;
+    fs::path installed =
+        exe.parent_path().parent_path() / WEIR_PYTHON_INSTALL_DIR;
     fs::path dir = !ec && fs::exists(installed / "weir" / "__init__.py")
                        ? installed
                        : fs::path(WEIR_PYTHON_BUILD_DIR);
     sys.attr("path").attr("append")(dir.string());
     // Failed plugin files are printed below, on one line each.
     py::module_::import("warnings")
-        .attr("filterwarnings")("ignore", "message"_a = "weir: plugin not loaded");
+        .attr("filterwarnings")("ignore",
+                                "message"_a = "weir: plugin not loaded");
     if (!discover)
       py::module_::import("os").attr("environ")["WEIR_NO_PLUGINS"] = "1";
     py::module_ weir = py::module_::import("weir");
@@ -51,6 +54,8 @@ PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover) {
   } catch (py::error_already_set &e) {
     throw Error(std::string("cannot load Python plugins: ") + e.what());
   }
+  if (releaseLock)
+    savedThread_ = PyEval_SaveThread();
 }
 
 // The interpreter is not finalized: that would only free memory the process
@@ -58,6 +63,8 @@ PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover) {
 // purpose as leaks under LeakSanitizer). The plugins leave the registry, and
 // what they printed is flushed.
 PluginHost::~PluginHost() {
+  if (savedThread_)
+    PyEval_RestoreThread(static_cast<PyThreadState *>(savedThread_));
   try {
     py::module_::import("weir._weir").attr("_unregister_plugins")();
     py::module_ sys = py::module_::import("sys");
@@ -68,4 +75,4 @@ PluginHost::~PluginHost() {
   }
 }
 
-} // namespace weir::cli
+} // namespace weir::app
