@@ -2,12 +2,12 @@
 /// \file
 /// The command palette (Ctrl+Shift+P): one filterable list of every action
 /// of the window (menus, toolbar, docks' toggles; "Menu › Action") and
-/// every registered transformation. Typing filters (every word must appear, case ignored),
-/// Up/Down/PageUp/PageDown move, Enter runs the highlighted entry, Escape
-/// closes. An action is triggered; a transformation is reported through
-/// transformationChosen() (the window applies its first applicable match).
-/// It is a panel over the top of the window, not a window of its own, so
-/// the keyboard stays in the main window.
+/// every registered transformation. Typing filters (every word must appear,
+/// case ignored), Up/Down/PageUp/PageDown move, Enter runs the highlighted
+/// entry, Escape closes. An action is triggered; a transformation is reported
+/// through transformationChosen() (the window applies its first applicable
+/// match). It is a panel over the top of the window, not a window of its own,
+/// so the keyboard stays in the main window.
 
 #include <QFrame>
 #include <QPointer>

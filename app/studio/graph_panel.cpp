@@ -12,8 +12,9 @@ namespace weir::studio {
 
 GraphPanel::GraphPanel(QWidget *parent)
     : QWidget(parent), view_(new GraphView(this)), scene_(new GraphScene(this)),
-      legend_(new OverlayLegend(view_)) {
+      legend_(new OverlayLegend(view_)), minimap_(nullptr) {
   view_->setScene(scene_);
+  minimap_ = new Minimap(view_);
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(view_);
@@ -25,11 +26,15 @@ GraphPanel::GraphPanel(QWidget *parent)
           });
   connect(scene_, &QGraphicsScene::selectionChanged, this,
           &GraphPanel::onSelectionChanged);
+  connect(scene_, &GraphScene::scopeToggleRequested, this,
+          &GraphPanel::toggleScope);
 }
 
 GraphPanel::~GraphPanel() {
   scene_->blockSignals(true);
   delete scene_;
+  // It watches the view's events and scroll bars: gone before the view.
+  delete minimap_;
 }
 
 void GraphPanel::showProgram(std::shared_ptr<const ir::Program> program,
@@ -48,25 +53,34 @@ void GraphPanel::showProgram(std::shared_ptr<const ir::Program> program,
   Pending p;
   p.program = program;
   p.state = stateIndex;
-  LayoutGraph graph;
-  std::unordered_map<ir::NodeId, std::size_t> index;
-  for (const ir::Node &n : state.nodes) {
-    index[n.id] = p.glyphs.size();
-    p.glyphs.push_back(makeGlyph(*program, n));
-    graph.nodes.push_back(
-        {p.glyphs.back().size.width(), p.glyphs.back().size.height()});
-  }
-  for (const ir::Edge &e : state.edges)
-    graph.edges.push_back({index.at(e.src), index.at(e.dst)});
-  p.ticket = runner_.request(std::move(graph));
+  p.graph = sceneGraph(*program, state, collapsed_);
+  p.ticket = runner_.request(p.graph.layoutGraph());
   pending_ = std::move(p);
+}
+
+void GraphPanel::setScopeCollapsed(ir::NodeId entry, bool collapsed) {
+  if (collapsed == scopeCollapsed(entry))
+    return;
+  if (collapsed)
+    collapsed_.insert(entry);
+  else
+    collapsed_.erase(entry);
+  // Again what is shown, or what is about to be.
+  if (pending_.program)
+    showProgram(pending_.program, pending_.state);
+  else if (shown_)
+    showProgram(shown_, shownState_);
+}
+
+void GraphPanel::toggleScope(ir::NodeId entry) {
+  setScopeCollapsed(entry, !scopeCollapsed(entry));
 }
 
 void GraphPanel::reset() {
   runner_.cancel();
   pending_ = {};
   rebuilding_ = true;
-  scene_->clear();
+  scene_->clearGraph();
   rebuilding_ = false;
   shown_.reset();
   analysis_.reset();
@@ -74,6 +88,7 @@ void GraphPanel::reset() {
   selectedNode_.reset();
   selectedEdge_.reset();
   highlighted_.clear();
+  collapsed_.clear();
 }
 
 void GraphPanel::onLaidOut(std::uint64_t ticket,
@@ -91,7 +106,7 @@ void GraphPanel::onLaidOut(std::uint64_t ticket,
 
   bool first = !shown_ || shownState_ != p.state;
   rebuilding_ = true;
-  scene_->build(state, p.glyphs, traffic, *result);
+  scene_->build(state, p.graph, traffic, *result);
   shown_ = p.program;
   shownState_ = p.state;
   if (selectedNode_) {
@@ -111,7 +126,8 @@ void GraphPanel::onLaidOut(std::uint64_t ticket,
   rebuilding_ = false;
   if (first)
     view_->fitGraph();
-  emit laidOut(result->seconds, state.nodes.size());
+  minimap_->refit();
+  emit laidOut(result->seconds, p.graph.nodes.size());
   // The selection may have vanished with the step that made this version.
   if (selectedNode_)
     emit nodeSelected(*selectedNode_);

@@ -10,6 +10,7 @@
 #include "app/studio/graph_scene.h"
 #include "app/studio/graph_view.h"
 #include "app/studio/layout_runner.h"
+#include "app/studio/minimap.h"
 #include "app/studio/overlay.h"
 #include "ir/program.h"
 #include "transforms/transformation.h"
@@ -18,6 +19,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace weir::studio {
 
@@ -46,6 +48,16 @@ public:
   /// Whether a layout is being waited for.
   bool layingOut() const { return runner_.busy(); }
 
+  /// Collapses the map scope of entry `entry` into one box, or expands
+  /// it, and lays the graph out again (view only: scope_view.h). Ids that
+  /// are not map entries of the shown state are remembered but change
+  /// nothing.
+  void setScopeCollapsed(ir::NodeId entry, bool collapsed);
+  void toggleScope(ir::NodeId entry);
+  bool scopeCollapsed(ir::NodeId entry) const {
+    return collapsed_.count(entry) > 0;
+  }
+
   void selectNode(ir::NodeId id);
   /// Selects the next node after the selected one (in program order,
   /// wrapping) whose name, operator or container contains `text`, case
@@ -66,6 +78,7 @@ public:
 
   GraphScene *scene() { return scene_; }
   GraphView *view() { return view_; }
+  Minimap *minimap() { return minimap_; }
 
 signals:
   void nodeSelected(weir::ir::NodeId id);
@@ -84,7 +97,7 @@ private:
     std::uint64_t ticket = 0;
     std::shared_ptr<const ir::Program> program;
     int state = 0;
-    std::vector<Glyph> glyphs;
+    SceneGraph graph;
   };
 
   void applyOverlay();
@@ -92,6 +105,7 @@ private:
   GraphView *view_;
   GraphScene *scene_;
   OverlayLegend *legend_;
+  Minimap *minimap_;
   Overlay overlay_ = Overlay::None;
   /// The shown state's analysis, for the overlay.
   std::optional<ir::StateAnalysis> analysis_;
@@ -102,6 +116,8 @@ private:
   std::optional<ir::NodeId> selectedNode_;
   std::optional<ir::EdgeId> selectedEdge_;
   std::vector<ir::NodeId> highlighted_;
+  /// Map entries whose scopes are drawn collapsed.
+  std::set<ir::NodeId> collapsed_;
   bool rebuilding_ = false; ///< selection changes are ours, not the user's
 };
 

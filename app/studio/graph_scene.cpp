@@ -2,6 +2,12 @@
 
 #include "app/studio/text_format.h"
 
+#include <QGraphicsSceneContextMenuEvent>
+#include <QGraphicsSceneMouseEvent>
+#include <QMenu>
+
+#include <set>
+
 namespace weir::studio {
 
 namespace {
@@ -29,29 +35,30 @@ QStringList edgeLabel(const ir::Edge &e, const ir::EdgeTraffic *traffic) {
 
 GraphScene::GraphScene(QObject *parent) : QGraphicsScene(parent) {}
 
-void GraphScene::build(const ir::State &state, const std::vector<Glyph> &glyphs,
+void GraphScene::build(const ir::State &state, const SceneGraph &graph,
                        const ir::StateAnalysis *traffic,
                        const LayoutResult &layout) {
-  clear();
-  nodes_.clear();
-  edges_.clear();
+  clearGraph();
+  hiddenIn_ = graph.hiddenIn;
   std::unordered_map<ir::EdgeId, const ir::EdgeTraffic *> trafficOf;
   if (traffic)
     for (const ir::EdgeTraffic &t : traffic->edges)
       trafficOf[t.edge] = &t;
 
-  std::unordered_map<ir::NodeId, QPointF> centerOf;
-  for (std::size_t i = 0; i < state.nodes.size(); ++i) {
-    const ir::Node &n = state.nodes[i];
-    auto *item = new NodeItem(n.id, glyphs[i]);
-    QPointF c(layout.centers[i].x, layout.centers[i].y);
-    item->setPos(c);
-    centerOf[n.id] = c;
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    const SceneGraph::Node &n = graph.nodes[i];
+    auto *item = new NodeItem(n.id, n.glyph);
+    item->setCollapsedScope(n.inside);
+    item->setPos(layout.centers[i].x, layout.centers[i].y);
     addItem(item);
     nodes_[n.id] = item;
+    if (n.glyph.kind == ir::NodeKind::MapExit)
+      if (const ir::Node *exit = state.findNode(n.id))
+        entryOfExit_[n.id] = exit->map().partner;
   }
-  for (std::size_t j = 0; j < state.edges.size(); ++j) {
-    const ir::Edge &e = state.edges[j];
+  for (std::size_t j = 0; j < graph.edges.size(); ++j) {
+    const SceneGraph::Edge &drawn = graph.edges[j];
+    const ir::Edge &e = state.edges[drawn.index];
     std::vector<QPointF> route;
     for (const LayoutPoint &p : layout.edgePaths[j])
       route.emplace_back(p.x, p.y);
@@ -61,12 +68,62 @@ void GraphScene::build(const ir::State &state, const std::vector<Glyph> &glyphs,
     QString tip = QString::fromStdString(e.memlet.str());
     if (label.size() > 1)
       tip += "\n" + label.back();
-    auto *item =
-        new EdgeItem(e.id, route, centerOf[e.src], centerOf[e.dst], label, tip);
+    QPointF from(layout.centers[drawn.src].x, layout.centers[drawn.src].y);
+    QPointF to(layout.centers[drawn.dst].x, layout.centers[drawn.dst].y);
+    auto *item = new EdgeItem(e.id, route, from, to, label, tip);
     addItem(item);
     edges_[e.id] = item;
   }
   setSceneRect(QRectF(-20, -20, layout.width + 40, layout.height + 40));
+}
+
+void GraphScene::clearGraph() {
+  nodes_.clear();
+  edges_.clear();
+  entryOfExit_.clear();
+  hiddenIn_.clear();
+  clear();
+}
+
+ir::NodeId GraphScene::scopeOf(const QGraphicsItem *item) const {
+  auto *node = qgraphicsitem_cast<const NodeItem *>(item);
+  if (!node)
+    return 0;
+  if (node->collapsedScope() > 0 ||
+      node->glyph().kind == ir::NodeKind::MapEntry)
+    return node->nodeId();
+  auto it = entryOfExit_.find(node->nodeId());
+  return it == entryOfExit_.end() ? 0 : it->second;
+}
+
+void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) {
+  QGraphicsItem *item = itemAt(event->scenePos(), QTransform());
+  if (ir::NodeId entry = scopeOf(item)) {
+    event->accept();
+    // The items are rebuilt once the new layout arrives: not from inside
+    // their own event.
+    QMetaObject::invokeMethod(
+        this, [this, entry] { emit scopeToggleRequested(entry); },
+        Qt::QueuedConnection);
+    return;
+  }
+  QGraphicsScene::mouseDoubleClickEvent(event);
+}
+
+void GraphScene::contextMenuEvent(QGraphicsSceneContextMenuEvent *event) {
+  QGraphicsItem *item = itemAt(event->scenePos(), QTransform());
+  ir::NodeId entry = scopeOf(item);
+  if (!entry) {
+    QGraphicsScene::contextMenuEvent(event);
+    return;
+  }
+  bool collapsed = qgraphicsitem_cast<NodeItem *>(item)->collapsedScope() > 0;
+  QMenu menu;
+  QAction *toggle =
+      menu.addAction(collapsed ? tr("&Expand scope") : tr("&Collapse scope"));
+  if (menu.exec(event->screenPos()) == toggle)
+    emit scopeToggleRequested(entry);
+  event->accept();
 }
 
 NodeItem *GraphScene::nodeItem(ir::NodeId id) const {
@@ -91,8 +148,13 @@ void GraphScene::setOverlay(const OverlayColors &colors) {
 }
 
 void GraphScene::highlight(const std::vector<ir::NodeId> &ids) {
+  std::set<ir::NodeId> marked;
+  for (ir::NodeId id : ids) {
+    auto box = hiddenIn_.find(id);
+    marked.insert(box == hiddenIn_.end() ? id : box->second);
+  }
   for (auto &[id, item] : nodes_)
-    item->setHighlighted(std::find(ids.begin(), ids.end(), id) != ids.end());
+    item->setHighlighted(marked.count(id) > 0);
 }
 
 } // namespace weir::studio

@@ -4,6 +4,17 @@
 
 namespace weir::studio {
 
+namespace {
+
+/// cgraph and gvc are not thread-safe: with several runners alive (the
+/// main graph and a preview's), their Graphviz calls take turns.
+std::mutex &graphvizMutex() {
+  static std::mutex m;
+  return m;
+}
+
+} // namespace
+
 LayoutRunner::LayoutRunner(QObject *parent)
     : QObject(parent), thread_([this] { work(); }) {}
 
@@ -39,10 +50,18 @@ void LayoutRunner::work() {
   std::optional<GraphvizLayout> dot;
   std::string setupError;
   try {
+    std::lock_guard graphviz(graphvizMutex());
     dot.emplace();
   } catch (const std::exception &e) {
     setupError = e.what();
   }
+  struct Release { // the context goes under the lock too
+    std::optional<GraphvizLayout> &dot;
+    ~Release() {
+      std::lock_guard graphviz(graphvizMutex());
+      dot.reset();
+    }
+  } release{dot};
   for (;;) {
     std::pair<std::uint64_t, LayoutGraph> job;
     {
@@ -57,6 +76,7 @@ void LayoutRunner::work() {
     QString error = QString::fromStdString(setupError);
     if (dot) {
       try {
+        std::lock_guard graphviz(graphvizMutex());
         result = std::make_shared<const LayoutResult>(dot->run(job.second));
       } catch (const std::exception &e) {
         error = QString::fromUtf8(e.what());

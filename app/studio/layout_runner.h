@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// Graph layouts off the GUI thread: one worker thread that owns the
-/// Graphviz context (cgraph is not thread-safe, so there is exactly one).
+/// Graphviz context (cgraph is not thread-safe, so there is exactly one per
+/// runner, and the runners' Graphviz calls take turns under one lock).
 /// The newest request wins: a request that has not started is replaced by
 /// a newer one, and the result of one that was running when a newer request
 /// (or cancel()) came is discarded. A running dot layout cannot be

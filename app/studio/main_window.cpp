@@ -10,6 +10,7 @@
 #include "app/studio/properties_dock.h"
 #include "app/studio/recent_files.h"
 #include "app/studio/recipe_export.h"
+#include "app/studio/run_dock.h"
 #include "app/studio/theme.h"
 #include "app/studio/transformations_dock.h"
 #include "ir/error.h"
@@ -39,6 +40,7 @@ MainWindow::MainWindow(QWidget *parent)
       transformations_(new TransformationsDock(*document_, this)),
       history_(new HistoryDock(document_->undoStack(), this)),
       properties_(new PropertiesDock(this)), code_(new CodeDock(this)),
+      run_(new RunDock(*document_, *panel_, this)),
       states_(new QComboBox(this)), find_(new QLineEdit(this)),
       statusProgram_(new QLabel(this)), statusLayout_(new QLabel(this)),
       autosave_(new Autosave(*document_, this)),
@@ -48,9 +50,11 @@ MainWindow::MainWindow(QWidget *parent)
   addDockWidget(Qt::RightDockWidgetArea, properties_);
   addDockWidget(Qt::LeftDockWidgetArea, history_);
   addDockWidget(Qt::BottomDockWidgetArea, code_);
+  addDockWidget(Qt::BottomDockWidgetArea, run_);
   // The generated code of a large model is long to make; it appears when
-  // asked for.
+  // asked for. Running compiles too.
   code_->hide();
+  run_->hide();
   statusBar()->addWidget(statusProgram_, 1);
   statusBar()->addPermanentWidget(statusLayout_);
   createActions();
@@ -164,9 +168,14 @@ void MainWindow::createActions() {
                                     [this] { panel_->zoomBy(1.25); });
   QAction *zoomOut = view->addAction(tr("Zoom &out"), QKeySequence::ZoomOut,
                                      this, [this] { panel_->zoomBy(0.8); });
+  QAction *minimap =
+      view->addAction(tr("&Minimap"), QKeySequence(tr("Ctrl+M")));
+  minimap->setCheckable(true);
+  minimap->setChecked(true);
+  connect(minimap, &QAction::toggled, panel_->minimap(), &QWidget::setVisible);
   view->addSeparator();
   for (QDockWidget *dock : std::initializer_list<QDockWidget *>{
-           transformations_, history_, properties_, code_})
+           transformations_, history_, properties_, code_, run_})
     view->addAction(dock->toggleViewAction());
   view->addSeparator();
   QMenu *theme = view->addMenu(tr("&Theme"));

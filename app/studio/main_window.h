@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The main window: the graph in the middle, the Transformations, History,
-/// Properties and Code docks around it, and the File, Edit and View menus.
+/// Properties, Code and Run docks around it, and the File, Edit and View menus.
 /// It turns the user's intent into document calls (open, save, apply, undo)
 /// and keeps the views in step with the document's signals.
 
@@ -22,6 +22,7 @@ class Document;
 class GraphPanel;
 class HistoryDock;
 class PropertiesDock;
+class RunDock;
 class TransformationsDock;
 
 class MainWindow : public QMainWindow {
@@ -49,6 +50,7 @@ public:
   HistoryDock *historyDock() { return history_; }
   PropertiesDock *propertiesDock() { return properties_; }
   CodeDock *codeDock() { return code_; }
+  RunDock *runDock() { return run_; }
   QAction *undoAction() { return undo_; }
   QAction *redoAction() { return redo_; }
   QLineEdit *findField() { return find_; }
@@ -89,6 +91,7 @@ private:
   HistoryDock *history_;
   PropertiesDock *properties_;
   CodeDock *code_;
+  RunDock *run_;
   QComboBox *states_;
   QLineEdit *find_;
   QLabel *statusProgram_;

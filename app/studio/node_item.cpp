@@ -102,7 +102,7 @@ void NodeItem::setHighlighted(bool on) {
 }
 
 QRectF NodeItem::boundingRect() const {
-  return outline_.boundingRect().adjusted(-3, -3, 3, 3);
+  return outline_.boundingRect().adjusted(-3, -3, 6, 6);
 }
 
 void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *,
@@ -123,7 +123,14 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *,
     pen.setWidthF(3.0);
   }
   painter->setPen(pen);
-  painter->setBrush(overlay_.isValid() ? overlay_ : fillFor(glyph_));
+  QColor fill = overlay_.isValid() ? overlay_ : fillFor(glyph_);
+  if (inside_ > 0) {
+    // A stack: more behind the box than it shows.
+    fill = overlay_.isValid() ? overlay_ : QColor(0xdd, 0xea, 0xfb);
+    painter->setBrush(fill);
+    painter->drawPath(outline_.translated(3, 3));
+  }
+  painter->setBrush(fill);
   painter->drawPath(outline_);
 
   double lod = QStyleOptionGraphicsItem::levelOfDetailFromTransform(

@@ -28,6 +28,10 @@ public:
   /// The overlay's fill (overlay.h); invalid for the glyph's own.
   void setOverlayColor(const QColor &color);
   QColor overlayColor() const { return overlay_; }
+  /// Stands for a collapsed map scope hiding `inside` nodes (0: it does
+  /// not); drawn as a stack of boxes.
+  void setCollapsedScope(std::size_t inside) { inside_ = inside; }
+  std::size_t collapsedScope() const { return inside_; }
 
   int type() const override { return Type; }
   QRectF boundingRect() const override;
@@ -41,6 +45,7 @@ private:
   QPainterPath outline_; ///< centred on (0, 0)
   bool highlighted_ = false;
   QColor overlay_;
+  std::size_t inside_ = 0;
 };
 
 /// Below this zoom (scene units per pixel inverted), text is not drawn:

@@ -1,13 +1,16 @@
 #include "app/studio/transformations_dock.h"
 
 #include "app/studio/document.h"
+#include "app/studio/preview_dialog.h"
 #include "app/studio/text_format.h"
+#include "ir/error.h"
 #include "transforms/registry.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -51,7 +54,8 @@ TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
       selectionOnly_(new QCheckBox(tr("Only the selected node"))),
       description_(new QLabel), paramBox_(new QWidget),
       paramForm_(new QFormLayout(paramBox_)),
-      apply_(new QPushButton(tr("Apply"))), status_(new QLabel) {
+      apply_(new QPushButton(tr("Apply"))),
+      preview_(new QPushButton(tr("Preview…"))), status_(new QLabel) {
   setObjectName("transformations");
   tree_->setColumnCount(2);
   tree_->setHeaderLabels({tr("Transformation / match"), tr("Check")});
@@ -67,6 +71,9 @@ TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
   status_->setStyleSheet("color: #b00020");
   paramForm_->setContentsMargins(0, 0, 0, 0);
   apply_->setEnabled(false);
+  preview_->setEnabled(false);
+  preview_->setToolTip(tr("Show what the step would make, before applying "
+                          "it"));
 
   auto *body = new QWidget;
   auto *layout = new QVBoxLayout(body);
@@ -74,7 +81,10 @@ TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
   layout->addWidget(tree_, 1);
   layout->addWidget(description_);
   layout->addWidget(paramBox_);
-  layout->addWidget(apply_);
+  auto *buttons = new QHBoxLayout;
+  buttons->addWidget(preview_);
+  buttons->addWidget(apply_);
+  layout->addLayout(buttons);
   layout->addWidget(status_);
   setWidget(body);
 
@@ -86,6 +96,8 @@ TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
           &TransformationsDock::populate);
   connect(apply_, &QPushButton::clicked, this,
           &TransformationsDock::applyCurrent);
+  connect(preview_, &QPushButton::clicked, this,
+          &TransformationsDock::previewCurrent);
 }
 
 QString TransformationsDock::lastError() const { return status_->text(); }
@@ -224,6 +236,7 @@ void TransformationsDock::onCurrentChanged(QTreeWidgetItem *item) {
     buildParamEditor(t.get());
   editing_ = t;
   apply_->setEnabled(entry && entry->check.ok);
+  preview_->setEnabled(entry && entry->check.ok);
   if (entry)
     emit highlightRequested(entry->check.ok || entry->check.nodes.empty()
                                 ? nodesOf(entry->match)
@@ -355,6 +368,55 @@ void TransformationsDock::applyCurrent() {
     // weir::Error with the workspace's reason; the workspace is unchanged.
     status_->setText(QString::fromUtf8(e.what()));
   }
+}
+
+PreviewDialog *TransformationsDock::preview() const { return previewDialog_; }
+
+bool TransformationsDock::previewCurrent() {
+  QTreeWidgetItem *item = tree_->currentItem();
+  std::shared_ptr<workspace::Workspace> ws = doc_.sharedWorkspace();
+  if (!ws || !item || !item->data(0, kEntryRole).isValid())
+    return false;
+  Entry entry = listing_.entries.at(item->data(0, kEntryRole).toULongLong());
+  transforms::Params params = editedParams();
+  std::shared_ptr<const ir::Program> before = listing_.program;
+  auto t = transforms::findTransformation(entry.transformation);
+  if (!t || before != ws->programPtr()) {
+    status_->setText(tr("The list is not of the current version yet; try "
+                        "again in a moment"));
+    return false;
+  }
+  transforms::ApplyResult result;
+  try {
+    // On a copy: the workspace's own program is immutable and shared.
+    result = transforms::applyChecked(*before, *t, entry.match, params);
+  } catch (const std::exception &e) {
+    status_->setText(QString::fromUtf8(e.what()));
+    return false;
+  }
+  status_->clear();
+  delete previewDialog_;
+  auto after = std::make_shared<const ir::Program>(std::move(result.program));
+  previewDialog_ = new PreviewDialog(
+      *before, after, result.idMap, entry.match.state,
+      qstr(t->id()) + " at " + QString::fromStdString(entry.match.str()),
+      description_->text(), this);
+  previewDialog_->setAttribute(Qt::WA_DeleteOnClose);
+  connect(previewDialog_, &QDialog::accepted, this,
+          [this, entry, params, before] {
+            std::shared_ptr<workspace::Workspace> ws = doc_.sharedWorkspace();
+            try {
+              if (!ws || ws->programPtr() != before)
+                throw Error("the program changed since the preview; "
+                            "preview it again");
+              doc_.apply(entry.transformation, entry.match, params);
+              status_->clear();
+            } catch (const std::exception &e) {
+              status_->setText(QString::fromUtf8(e.what()));
+            }
+          });
+  previewDialog_->open();
+  return true;
 }
 
 } // namespace weir::studio

@@ -8,12 +8,15 @@
 /// Selecting a match highlights its nodes (or those a failed check names);
 /// Apply applies it through the document, with the parameters edited below
 /// the list. "Only the selected node" keeps the matches that bind it.
+/// Preview applies the selected match to a copy and shows the result
+/// (preview_dialog.h); nothing is committed until its Apply.
 
 #include "ir/program.h"
 #include "transforms/transformation.h"
 
 #include <QDockWidget>
 #include <QFutureWatcher>
+#include <QPointer>
 
 #include <memory>
 #include <optional>
@@ -31,6 +34,7 @@ class QWidget;
 namespace weir::studio {
 
 class Document;
+class PreviewDialog;
 
 class TransformationsDock : public QDockWidget {
   Q_OBJECT
@@ -50,6 +54,13 @@ public:
 
   QTreeWidget *tree() { return tree_; }
   QPushButton *applyButton() { return apply_; }
+  QPushButton *previewButton() { return preview_; }
+  /// Opens the preview of the selected match (window-modal, not
+  /// blocking); its Apply applies the step. False, with the reason in
+  /// lastError(), when the match does not apply.
+  bool previewCurrent();
+  /// The preview open now, or null.
+  PreviewDialog *preview() const;
   QCheckBox *selectionOnly() { return selectionOnly_; }
   /// Selects the transformation `id` in the list.
   void selectTransformation(const QString &id);
@@ -92,7 +103,9 @@ private:
   QWidget *paramBox_;
   QFormLayout *paramForm_;
   QPushButton *apply_;
+  QPushButton *preview_;
   QLabel *status_;
+  QPointer<PreviewDialog> previewDialog_;
 
   QFutureWatcher<Listing> watcher_;
   bool running_ = false;
