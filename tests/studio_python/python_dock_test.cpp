@@ -25,6 +25,8 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 
+#include <algorithm>
+
 #include <memory>
 #include <optional>
 
@@ -51,6 +53,7 @@ private slots:
   void statementsContinueOverLines();
   void typedLinesRunAndComeBackWithUpAndDown();
   void wsFollowsTheOpenFile();
+  void windowStepsHashAsPythonSteps();
   void pluginTransformationsAreListed();
 
 private:
@@ -194,6 +197,33 @@ void PythonDockTest::wsFollowsTheOpenFile() {
            QString(WEIR_MLP_MODEL));
   QCOMPARE(dock()->run("print(ws.hash)").trimmed(),
            QString::fromStdString(ir::hashHex(ws().hash())));
+}
+
+void PythonDockTest::windowStepsHashAsPythonSteps() {
+  // Steps taken in the window (through the document, as the docks do) ...
+  Document *doc = window_->document();
+  for (const char *id :
+       {"fold-batchnorm", "fold-batchnorm", "expand-all", "map-fusion"}) {
+    std::vector<transforms::Match> found = ws().matches(id);
+    auto applicable =
+        std::find_if(found.begin(), found.end(),
+                     [&](const auto &m) { return bool(ws().check(id, m)); });
+    QVERIFY2(applicable != found.end(), id);
+    doc->apply(id, *applicable);
+  }
+  // ... give, step by step, the hashes a separate Python workspace gets
+  // for the same steps from the same model.
+  dock()->run("w2 = weir.Workspace(weir.load(ws.model_path))");
+  dock()->run("for v in ws.history[1:]:");
+  dock()->run("    _ = w2.apply(v.transformation, v.match, **v.params)");
+  dock()->run("    print(w2.hash)");
+  QString printed = dock()->run("");
+  QStringList hashes = printed.trimmed().split('\n');
+  QCOMPARE(hashes.size(), 4);
+  for (int v = 1; v <= 4; ++v)
+    QCOMPARE(hashes[v - 1],
+             QString::fromStdString(ir::hashHex(ws().versions()[v].hash)));
+  QCOMPARE(doc->undoStack()->count(), 4); // Python's w2 is not the window's
 }
 
 void PythonDockTest::pluginTransformationsAreListed() {
