@@ -86,13 +86,15 @@ struct Tally {
 
 /// Runs `rounds` rounds: fork a child that calls save(k) for k = start,
 /// start + 1, ... (reporting each completed save on a pipe), wait until it
-/// completed one, sleep a varied 0-20 ms (none in the first four rounds,
-/// so the kill lands early in the second save and both versions are seen
-/// however long each save takes, e.g. under a sanitizer), SIGKILL it,
-/// reap it, then have
+/// completed one, sleep a varied 0-20 ms, SIGKILL it, reap it, then have
 /// `check` identify the file at `target` (0 or 1, -1 for neither). The
 /// directory must hold only `target`, `keep` and temporaries of `target`,
-/// which are counted and removed.
+/// which are counted and removed. In the first four rounds the child stops
+/// after its first save (and is killed waiting), so both versions are seen
+/// whatever the relative speed of the two saves — under a sanitizer on a
+/// busy machine the kill otherwise tends to land in the slower one, always
+/// leaving the faster one's file; the other rounds kill at varied points
+/// inside saves.
 void killWhileSaving(int rounds, std::uint64_t seed, const fs::path &target,
                      const std::vector<std::string> &keep,
                      const std::function<void(unsigned)> &save,
@@ -116,6 +118,8 @@ void killWhileSaving(int rounds, std::uint64_t seed, const fs::path &target,
           char c = char('0' + k % 2);
           if (::write(fds[1], &c, 1) != 1)
             ::_exit(4);
+          while (round < 4)
+            ::pause();
         }
       } catch (...) {
         ::_exit(3);
@@ -128,9 +132,7 @@ void killWhileSaving(int rounds, std::uint64_t seed, const fs::path &target,
     pollfd p{fds[0], POLLIN, 0};
     int ready = ::poll(&p, 1, 20000);
     std::uint64_t delayUs = delays.next(20001);
-    if (round < 4)
-      delayUs = 0;
-    if (ready == 1 && delayUs > 0)
+    if (ready == 1)
       std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
     ::kill(pid, SIGKILL);
     int status = 0;
