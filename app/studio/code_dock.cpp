@@ -5,6 +5,7 @@
 #include "codegen/lower/lower.h"
 #include "transforms/registry.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -12,10 +13,15 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTabWidget>
+#include <QTextBlock>
+#include <QTextDocument>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <exception>
+#include <map>
+#include <set>
 
 namespace weir::studio {
 
@@ -42,6 +48,94 @@ ir::Program generable(const ir::Program &p, QString &note) {
   return transforms::applyChecked(p, *expandAll, matches.at(0)).program;
 }
 
+/// The label a region names its node by: an epilogue loop is its gemm's.
+QString baseLabel(const QString &label) {
+  static const QString kEpilogue = " epilogue";
+  return label.endsWith(kEpilogue) ? label.chopped(kEpilogue.size()) : label;
+}
+
+/// The regions the export's `// node: <label>` comments open
+/// (codegen/c/export.h): each ends at the first line after it, at its
+/// indentation, that is `}` or ends with `;`.
+std::vector<CodeDock::Region> parseRegions(const QString &text) {
+  static const QString kMarker = "// node: ";
+  struct Open {
+    CodeDock::Region region;
+    qsizetype indent;
+  };
+  std::vector<CodeDock::Region> done;
+  std::vector<Open> open;
+  const QStringList lines = text.split('\n');
+  for (int i = 0; i < int(lines.size()); ++i) {
+    const QString &l = lines[i];
+    qsizetype indent = 0;
+    while (indent < l.size() && l[indent] == ' ')
+      ++indent;
+    QStringView body = QStringView(l).mid(indent);
+    if (body.isEmpty())
+      continue;
+    // A statement that ended without its closing line (not expected).
+    while (!open.empty() && indent < open.back().indent) {
+      open.back().region.last = i - 1;
+      done.push_back(open.back().region);
+      open.pop_back();
+    }
+    if (body.startsWith(kMarker)) {
+      open.push_back(
+          {{body.mid(kMarker.size()).toString(), std::nullopt, i, i}, indent});
+      continue;
+    }
+    if (!open.empty() && indent == open.back().indent &&
+        !body.startsWith(QLatin1String("//")) &&
+        (body == QLatin1String("}") || body.endsWith(';'))) {
+      open.back().region.last = i;
+      done.push_back(open.back().region);
+      open.pop_back();
+    }
+  }
+  for (Open &o : open) {
+    o.region.last = int(lines.size()) - 1;
+    done.push_back(o.region);
+  }
+  std::sort(done.begin(), done.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  return done;
+}
+
+/// Which node of `p` a label names: labels need not be unique (a map's
+/// entry and exit share one), so the node that the code stands for wins —
+/// a map entry, then a primitive, an operator, a tasklet.
+void resolveRegions(const ir::Program &p,
+                    std::vector<CodeDock::Region> &regions) {
+  auto rank = [](ir::NodeKind k) {
+    switch (k) {
+    case ir::NodeKind::MapEntry:
+      return 0;
+    case ir::NodeKind::Primitive:
+      return 1;
+    case ir::NodeKind::Library:
+      return 2;
+    case ir::NodeKind::Tasklet:
+      return 3;
+    default:
+      return 4;
+    }
+  };
+  std::map<QString, std::pair<int, ir::NodeId>> byLabel;
+  for (const ir::State &s : p.states)
+    for (const ir::Node &n : s.nodes) {
+      QString label = QString::fromStdString(n.label);
+      auto it = byLabel.find(label);
+      if (it == byLabel.end() || rank(n.kind) < it->second.first)
+        byLabel[label] = {rank(n.kind), n.id};
+    }
+  for (CodeDock::Region &r : regions) {
+    auto it = byLabel.find(baseLabel(r.label));
+    if (it != byLabel.end())
+      r.node = it->second.second;
+  }
+}
+
 QPlainTextEdit *codeView() {
   auto *edit = new QPlainTextEdit;
   edit->setReadOnly(true);
@@ -54,17 +148,23 @@ QPlainTextEdit *codeView() {
 
 CodeDock::CodeDock(QWidget *parent)
     : QDockWidget(tr("Code"), parent), tabs_(new QTabWidget),
-      cppNote_(new QLabel), cppText_(codeView()), llvmNote_(new QLabel),
-      llvmStage_(new QComboBox), compile_(new QPushButton(tr("Compile"))),
-      llvmText_(codeView()) {
+      cppNote_(new QLabel), cppText_(codeView()),
+      selectedOnly_(new QCheckBox(tr("Selected node only"))),
+      mapNote_(new QLabel), llvmNote_(new QLabel), llvmStage_(new QComboBox),
+      compile_(new QPushButton(tr("Compile"))), llvmText_(codeView()) {
   setObjectName("code");
-  for (QLabel *l : {cppNote_, llvmNote_}) {
+  for (QLabel *l : {cppNote_, mapNote_, llvmNote_}) {
     l->setWordWrap(true);
     l->setTextFormat(Qt::PlainText);
   }
   auto *cppPage = new QWidget;
   auto *cppLayout = new QVBoxLayout(cppPage);
   cppLayout->addWidget(cppNote_);
+  selectedOnly_->setToolTip(tr("Show only the code of the node selected in "
+                               "the graph"));
+  cppLayout->addWidget(selectedOnly_);
+  cppLayout->addWidget(mapNote_);
+  mapNote_->hide();
   cppLayout->addWidget(cppText_, 1);
   tabs_->addTab(cppPage, tr("C++"));
 
@@ -84,6 +184,9 @@ CodeDock::CodeDock(QWidget *parent)
   connect(&cpp_, &QFutureWatcher<Result>::finished, this, &CodeDock::showCpp);
   connect(&llvm_, &QFutureWatcher<Result>::finished, this, &CodeDock::showLLVM);
   connect(compile_, &QPushButton::clicked, this, &CodeDock::generateLLVMIR);
+  connect(selectedOnly_, &QCheckBox::toggled, this, &CodeDock::fillCpp);
+  connect(cppText_, &QPlainTextEdit::cursorPositionChanged, this,
+          &CodeDock::onCursorMoved);
   connect(llvmStage_, &QComboBox::currentIndexChanged, this, [this] {
     llvmText_->setPlainText(llvmStage_->currentIndex() ? llvmResult_.optimized
                                                        : llvmResult_.text);
@@ -109,10 +212,14 @@ void CodeDock::generateCpp() {
     return; // showCpp() starts the newest when the running one ends
   std::shared_ptr<const ir::Program> p = program_;
   cpp_.setFuture(QtConcurrent::run([p] {
-    Result r{p, {}, {}, {}};
+    Result r{p, {}, {}, {}, {}};
     try {
       ir::Program g = generable(*p, r.note);
       r.text = QString::fromStdString(codegen::exportCpp(codegen::lower(g)));
+      // Against the shown program, whose ids the graph selects by: the
+      // expanded copy's nodes keep their operators' labels.
+      r.regions = parseRegions(r.text);
+      resolveRegions(*p, r.regions);
     } catch (const std::exception &e) {
       r.note = QObject::tr("No C++ for this version: ") +
                QString::fromUtf8(e.what());
@@ -130,8 +237,140 @@ void CodeDock::showCpp() {
   cppOf_ = r.program;
   cppNote_->setText(r.note);
   cppNote_->setVisible(!r.note.isEmpty());
-  cppText_->setPlainText(r.text);
+  cppFull_ = r.text;
+  regions_ = std::move(r.regions);
+  fillCpp();
   emit cppReady();
+}
+
+void CodeDock::showNode(std::optional<ir::NodeId> id) {
+  node_ = id;
+  fillCpp();
+}
+
+std::optional<ir::NodeId> CodeDock::nodeAtLine(int line) const {
+  // Regions are sorted by their first line and nest: the last one that
+  // holds the line is the innermost.
+  std::optional<ir::NodeId> node;
+  for (const Region &r : regions_) {
+    if (r.first > line)
+      break;
+    if (line <= r.last)
+      node = r.node;
+  }
+  return node;
+}
+
+std::vector<int> CodeDock::linesOf(ir::NodeId id) const {
+  std::set<int> lines;
+  for (const Region &r : regions_)
+    if (r.node == id)
+      for (int l = r.first; l <= r.last; ++l)
+        lines.insert(l);
+  if (lines.empty() && cppOf_) {
+    // A node the code names by a label it shares with another (a map's
+    // exit: its entry's loops).
+    for (const ir::State &s : cppOf_->states)
+      for (const ir::Node &n : s.nodes)
+        if (n.id == id)
+          for (const Region &r : regions_)
+            if (baseLabel(r.label) == QString::fromStdString(n.label))
+              for (int l = r.first; l <= r.last; ++l)
+                lines.insert(l);
+  }
+  return {lines.begin(), lines.end()};
+}
+
+std::vector<int> CodeDock::highlightedLines() const {
+  std::vector<int> lines;
+  for (const QTextEdit::ExtraSelection &s : cppText_->extraSelections()) {
+    QTextDocument *doc = s.cursor.document();
+    int from = doc->findBlock(s.cursor.selectionStart()).blockNumber();
+    int to = doc->findBlock(s.cursor.selectionEnd()).blockNumber();
+    for (int v = from; v <= to; ++v)
+      if (v >= 0 && std::size_t(v) < shown_.size())
+        lines.push_back(shown_[std::size_t(v)]);
+  }
+  return lines;
+}
+
+void CodeDock::fillCpp() {
+  filling_ = true;
+  std::vector<int> mine = node_ ? linesOf(*node_) : std::vector<int>();
+  const QStringList lines = cppFull_.split('\n');
+  QString text;
+  shown_.clear();
+  if (selectedOnly_->isChecked()) {
+    QStringList kept;
+    for (int l : mine)
+      if (l < int(lines.size())) {
+        shown_.push_back(l);
+        kept.push_back(lines[l]);
+      }
+    text = kept.join('\n');
+    mapNote_->setText(!node_ ? tr("Select a node in the graph to see its "
+                                  "code.")
+                      : mine.empty() ? tr("The selected node has no code of "
+                                          "its own.")
+                                     : QString());
+  } else {
+    for (int l = 0; l < int(lines.size()); ++l)
+      shown_.push_back(l);
+    text = cppFull_;
+    mapNote_->clear();
+  }
+  mapNote_->setVisible(!mapNote_->text().isEmpty());
+  if (text != cppText_->toPlainText())
+    cppText_->setPlainText(text);
+
+  // Highlight runs of the node's lines, as the view shows them.
+  std::set<int> marked(mine.begin(), mine.end());
+  QList<QTextEdit::ExtraSelection> selections;
+  QColor background = cppText_->palette().color(QPalette::Highlight);
+  background.setAlpha(60);
+  QTextDocument *doc = cppText_->document();
+  int firstShown = -1;
+  for (int v = 0; v < int(shown_.size()); ++v) {
+    if (!marked.count(shown_[std::size_t(v)]))
+      continue;
+    int end = v;
+    while (end + 1 < int(shown_.size()) &&
+           marked.count(shown_[std::size_t(end + 1)]))
+      ++end;
+    QTextEdit::ExtraSelection s;
+    s.format.setBackground(background);
+    s.format.setProperty(QTextFormat::FullWidthSelection, true);
+    s.cursor = QTextCursor(doc->findBlockByNumber(v));
+    s.cursor.setPosition(doc->findBlockByNumber(end).position() +
+                             doc->findBlockByNumber(end).length() - 1,
+                         QTextCursor::KeepAnchor);
+    selections.push_back(s);
+    if (firstShown < 0)
+      firstShown = v;
+    v = end;
+  }
+  cppText_->setExtraSelections(selections);
+  // Scroll to the node's code, unless the cursor is in it already (the
+  // user clicked there).
+  int at = cppText_->textCursor().blockNumber();
+  bool inside = at >= 0 && std::size_t(at) < shown_.size() &&
+                marked.count(shown_[std::size_t(at)]);
+  if (firstShown >= 0 && !inside) {
+    cppText_->setTextCursor(QTextCursor(doc->findBlockByNumber(firstShown)));
+    cppText_->centerCursor();
+  }
+  filling_ = false;
+}
+
+void CodeDock::onCursorMoved() {
+  if (filling_)
+    return;
+  int at = cppText_->textCursor().blockNumber();
+  if (at < 0 || std::size_t(at) >= shown_.size())
+    return;
+  std::optional<ir::NodeId> node = nodeAtLine(shown_[std::size_t(at)]);
+  if (node && node != node_)
+    emit nodeActivated(*node);
 }
 
 void CodeDock::generateLLVMIR() {
@@ -141,7 +380,7 @@ void CodeDock::generateLLVMIR() {
   llvmNote_->setText(tr("Compiling…"));
   std::shared_ptr<const ir::Program> p = program_;
   llvm_.setFuture(QtConcurrent::run([p] {
-    Result r{p, {}, {}, {}};
+    Result r{p, {}, {}, {}, {}};
     try {
       ir::Program g = generable(*p, r.note);
       codegen::CompileOptions options;
@@ -174,7 +413,7 @@ void CodeDock::showLLVM() {
   emit llvmReady();
 }
 
-QString CodeDock::cppText() const { return cppText_->toPlainText(); }
+QString CodeDock::cppText() const { return cppFull_; }
 QString CodeDock::llvmText() const { return llvmText_->toPlainText(); }
 
 } // namespace weir::studio

@@ -1,5 +1,7 @@
 #include "app/studio/graph_panel.h"
 
+#include "ir/scope.h"
+
 #include <QFileInfo>
 #include <QImage>
 #include <QPainter>
@@ -7,12 +9,14 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <map>
 
 namespace weir::studio {
 
 GraphPanel::GraphPanel(QWidget *parent)
     : QWidget(parent), view_(new GraphView(this)), scene_(new GraphScene(this)),
-      legend_(new OverlayLegend(view_)), minimap_(nullptr) {
+      legend_(new OverlayLegend(view_)), minimap_(nullptr),
+      visibleTimer_(new QTimer(this)) {
   view_->setScene(scene_);
   minimap_ = new Minimap(view_);
   auto *layout = new QVBoxLayout(this);
@@ -28,9 +32,19 @@ GraphPanel::GraphPanel(QWidget *parent)
           &GraphPanel::onSelectionChanged);
   connect(scene_, &GraphScene::scopeToggleRequested, this,
           &GraphPanel::toggleScope);
+  // Scrolling fires for every pixel: the nodes in view are worked out once
+  // the view rests.
+  visibleTimer_->setSingleShot(true);
+  visibleTimer_->setInterval(120);
+  connect(view_, &GraphView::viewChanged, visibleTimer_,
+          qOverload<>(&QTimer::start));
+  connect(visibleTimer_, &QTimer::timeout, this,
+          &GraphPanel::updateVisibleNodes);
 }
 
 GraphPanel::~GraphPanel() {
+  visibleTimer_->stop();
+  disconnect(view_, nullptr, visibleTimer_, nullptr);
   scene_->blockSignals(true);
   delete scene_;
   // It watches the view's events and scroll bars: gone before the view.
@@ -89,6 +103,7 @@ void GraphPanel::reset() {
   selectedEdge_.reset();
   highlighted_.clear();
   collapsed_.clear();
+  visibleTimer_->start();
 }
 
 void GraphPanel::onLaidOut(std::uint64_t ticket,
@@ -127,6 +142,7 @@ void GraphPanel::onLaidOut(std::uint64_t ticket,
   if (first)
     view_->fitGraph();
   minimap_->refit();
+  visibleTimer_->start();
   emit laidOut(result->seconds, p.graph.nodes.size());
   // The selection may have vanished with the step that made this version.
   if (selectedNode_)
@@ -148,6 +164,38 @@ void GraphPanel::applyOverlay() {
     colors = overlayColors(overlay_, *analysis_);
   scene_->setOverlay(colors);
   legend_->showFor(colors);
+}
+
+std::vector<ir::NodeId> GraphPanel::visibleNodes() const {
+  std::set<ir::NodeId> ids;
+  for (QGraphicsItem *item : scene_->items(view_->visibleSceneRect()))
+    if (auto *n = qgraphicsitem_cast<NodeItem *>(item))
+      ids.insert(n->nodeId());
+  // A node hidden in a collapsed scope is seen where its box is.
+  if (shown_ && !collapsed_.empty()) {
+    const ir::State &state = shown_->states[std::size_t(shownState_)];
+    std::map<ir::NodeId, ir::NodeId> parents = ir::scopeParents(state);
+    std::vector<ir::NodeId> hidden;
+    for (const ir::Node &n : state.nodes) {
+      if (scene_->nodeItem(n.id))
+        continue;
+      ir::NodeId box = parents[n.id];
+      while (box && !scene_->nodeItem(box))
+        box = parents[box];
+      if (box && ids.count(box))
+        hidden.push_back(n.id);
+    }
+    ids.insert(hidden.begin(), hidden.end());
+  }
+  return {ids.begin(), ids.end()};
+}
+
+void GraphPanel::updateVisibleNodes() {
+  std::vector<ir::NodeId> ids = visibleNodes();
+  if (ids == visible_)
+    return;
+  visible_ = std::move(ids);
+  emit visibleNodesChanged(visible_);
 }
 
 void GraphPanel::selectNode(ir::NodeId id) {

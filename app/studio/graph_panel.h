@@ -15,6 +15,7 @@
 #include "ir/program.h"
 #include "transforms/transformation.h"
 
+#include <QTimer>
 #include <QWidget>
 
 #include <memory>
@@ -76,6 +77,10 @@ public:
   void fit() { view_->fitGraph(); }
   void zoomBy(double factor) { view_->zoomBy(factor); }
 
+  /// The nodes whose boxes the view shows now, at least in part, in id
+  /// order; the nodes hidden in a collapsed scope count where its box is.
+  std::vector<ir::NodeId> visibleNodes() const;
+
   GraphScene *scene() { return scene_; }
   GraphView *view() { return view_; }
   Minimap *minimap() { return minimap_; }
@@ -87,6 +92,9 @@ signals:
   /// The scene was rebuilt from a new layout.
   void laidOut(double seconds, std::size_t nodes);
   void layoutFailed(const QString &message);
+  /// What visibleNodes() returns changed: after a scroll, zoom, resize or
+  /// layout, once the view has been still for a moment.
+  void visibleNodesChanged(const std::vector<weir::ir::NodeId> &ids);
 
 private:
   void onLaidOut(std::uint64_t ticket,
@@ -101,6 +109,7 @@ private:
   };
 
   void applyOverlay();
+  void updateVisibleNodes();
 
   GraphView *view_;
   GraphScene *scene_;
@@ -119,6 +128,9 @@ private:
   /// Map entries whose scopes are drawn collapsed.
   std::set<ir::NodeId> collapsed_;
   bool rebuilding_ = false; ///< selection changes are ours, not the user's
+  /// Debounces visibleNodesChanged while the user scrolls or zooms.
+  QTimer *visibleTimer_;
+  std::vector<ir::NodeId> visible_; ///< as last reported
 };
 
 } // namespace weir::studio

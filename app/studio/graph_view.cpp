@@ -26,6 +26,21 @@ GraphView::GraphView(QWidget *parent) : QGraphicsView(parent) {
 void GraphView::zoomBy(double factor) {
   double z = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
   setTransform(QTransform::fromScale(z, z));
+  emit viewChanged();
+}
+
+QRectF GraphView::visibleSceneRect() const {
+  return mapToScene(viewport()->rect()).boundingRect();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  emit viewChanged();
+}
+
+void GraphView::resizeEvent(QResizeEvent *event) {
+  QGraphicsView::resizeEvent(event);
+  emit viewChanged();
 }
 
 void GraphView::fitGraph() {
@@ -37,6 +52,7 @@ void GraphView::fitGraph() {
     setTransform(QTransform::fromScale(kReadable, kReadable));
     centerOn(r.center().x(), r.top() + viewport()->height() / kReadable / 2);
   }
+  emit viewChanged();
 }
 
 void GraphView::wheelEvent(QWheelEvent *event) {

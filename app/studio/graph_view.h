@@ -1,7 +1,9 @@
 #pragma once
 /// \file
 /// The QGraphicsView over a GraphScene: zoom with the wheel (about the
-/// pointer), pan by dragging the background, fit the whole graph.
+/// pointer), pan by dragging the background, fit the whole graph. It says
+/// when what it shows may have changed (viewChanged), for the views that
+/// follow the visible region.
 
 #include <QGraphicsView>
 
@@ -18,9 +20,17 @@ public:
   /// top (its inputs) at a readable scale instead.
   void fitGraph();
   double zoom() const { return transform().m11(); }
+  /// The part of the scene the viewport shows.
+  QRectF visibleSceneRect() const;
+
+signals:
+  /// Scrolled, zoomed or resized: what it shows may have changed.
+  void viewChanged();
 
 protected:
   void wheelEvent(QWheelEvent *event) override;
+  void scrollContentsBy(int dx, int dy) override;
+  void resizeEvent(QResizeEvent *event) override;
 };
 
 } // namespace weir::studio

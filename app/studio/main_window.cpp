@@ -78,19 +78,25 @@ MainWindow::MainWindow(QWidget *parent)
     selected_ = Selected::Node;
     selectedId_ = id;
     transformations_->setSelectedNode(id);
+    code_->showNode(id);
     showSelection();
   });
   connect(panel_, &GraphPanel::edgeSelected, this, [this](ir::EdgeId id) {
     selected_ = Selected::Edge;
     selectedId_ = id;
     transformations_->setSelectedNode(std::nullopt);
+    code_->showNode(std::nullopt);
     showSelection();
   });
   connect(panel_, &GraphPanel::selectionCleared, this, [this] {
     selected_ = Selected::None;
     transformations_->setSelectedNode(std::nullopt);
+    code_->showNode(std::nullopt);
     showSelection();
   });
+  connect(code_, &CodeDock::nodeActivated, panel_, &GraphPanel::selectNode);
+  connect(panel_, &GraphPanel::visibleNodesChanged, transformations_,
+          &TransformationsDock::setVisibleNodes);
   connect(
       panel_, &GraphPanel::laidOut, this,
       [this](double seconds, std::size_t nodes) {
@@ -194,7 +200,8 @@ void MainWindow::createActions() {
   const std::pair<Overlay, QString> overlayItems[] = {
       {Overlay::None, tr("&None")},
       {Overlay::BytesMoved, tr("&Bytes moved per edge")},
-      {Overlay::Flops, tr("&FLOPs per node")}};
+      {Overlay::Flops, tr("&FLOPs per node")},
+      {Overlay::Intensity, tr("&Arithmetic intensity (FLOP/byte)")}};
   for (const auto &[o, text] : overlayItems) {
     Overlay which = o;
     QAction *a = overlay->addAction(

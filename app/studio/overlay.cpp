@@ -58,6 +58,19 @@ OverlayColors overlayColors(Overlay overlay,
     for (const ir::NodeCost &n : analysis.nodes)
       if (auto v = amount(n.flops))
         c.nodes[n.node] = heatColor(scale(*v));
+  } else if (overlay == Overlay::Intensity) {
+    for (const ir::NodeCost &n : analysis.nodes) {
+      auto flops = amount(n.flops);
+      auto bytes = amount(n.bytesIn + n.bytesOut);
+      if (flops && bytes) {
+        c.intensity[n.node] = *flops / *bytes;
+        c.maximum = std::max(c.maximum, *flops / *bytes);
+      }
+    }
+    // Intensities are often below 1 FLOP/byte: the scale is relative to
+    // the most intense node whatever its value.
+    for (const auto &[node, v] : c.intensity)
+      c.nodes[node] = heatColor(std::log1p(v) / std::log1p(c.maximum));
   }
   return c;
 }
@@ -74,9 +87,18 @@ void OverlayLegend::showFor(const OverlayColors &colors) {
     return;
   }
   ir::Expr most(std::int64_t(colors.maximum));
-  text_ = colors.overlay == Overlay::BytesMoved
-              ? tr("bytes moved per edge: 0 … %1").arg(bytesText(most))
-              : tr("FLOPs per node: 0 … %1").arg(countText(most));
+  switch (colors.overlay) {
+  case Overlay::BytesMoved:
+    text_ = tr("bytes moved per edge: 0 … %1").arg(bytesText(most));
+    break;
+  case Overlay::Flops:
+    text_ = tr("FLOPs per node: 0 … %1").arg(countText(most));
+    break;
+  default:
+    text_ = tr("FLOP/byte per node: 0 … %1")
+                .arg(QString::number(colors.maximum, 'g', 3));
+    break;
+  }
   QFontMetrics fm(font());
   resize(std::max(180, fm.horizontalAdvance(text_) + 16), fm.height() * 2 + 16);
   move(8, 8);

@@ -50,10 +50,8 @@ std::vector<ir::NodeId> nodesOf(const transforms::Match &m) {
 
 TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
     : QDockWidget(tr("Transformations"), parent), doc_(document),
-      tree_(new QTreeWidget),
-      selectionOnly_(new QCheckBox(tr("Only the selected node"))),
-      description_(new QLabel), paramBox_(new QWidget),
-      paramForm_(new QFormLayout(paramBox_)),
+      tree_(new QTreeWidget), scope_(new QComboBox), description_(new QLabel),
+      paramBox_(new QWidget), paramForm_(new QFormLayout(paramBox_)),
       apply_(new QPushButton(tr("Apply"))),
       preview_(new QPushButton(tr("Preview…"))), status_(new QLabel) {
   setObjectName("transformations");
@@ -77,7 +75,16 @@ TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
 
   auto *body = new QWidget;
   auto *layout = new QVBoxLayout(body);
-  layout->addWidget(selectionOnly_);
+  auto *scopeRow = new QHBoxLayout;
+  scopeRow->addWidget(new QLabel(tr("Scope")));
+  scope_->addItem(tr("Whole program"), int(Scope::WholeProgram));
+  scope_->addItem(tr("Selected node"), int(Scope::SelectedNode));
+  scope_->addItem(tr("Visible region"), int(Scope::VisibleRegion));
+  scope_->setToolTip(tr("Which matches to list: all, those that bind the "
+                        "node selected in the graph, or those that bind any "
+                        "node the graph view shows"));
+  scopeRow->addWidget(scope_, 1);
+  layout->addLayout(scopeRow);
   layout->addWidget(tree_, 1);
   layout->addWidget(description_);
   layout->addWidget(paramBox_);
@@ -92,8 +99,8 @@ TransformationsDock::TransformationsDock(Document &document, QWidget *parent)
           &TransformationsDock::finished);
   connect(tree_, &QTreeWidget::currentItemChanged, this,
           [this](QTreeWidgetItem *item) { onCurrentChanged(item); });
-  connect(selectionOnly_, &QCheckBox::toggled, this,
-          &TransformationsDock::populate);
+  connect(scope_, &QComboBox::currentIndexChanged, this,
+          [this] { populate(); });
   connect(apply_, &QPushButton::clicked, this,
           &TransformationsDock::applyCurrent);
   connect(preview_, &QPushButton::clicked, this,
@@ -158,6 +165,21 @@ void TransformationsDock::populate() {
   QColor failure = tree_->palette().color(QPalette::Base).lightness() < 128
                        ? QColor(0xff, 0x8a, 0x80)
                        : QColor(0xb0, 0x00, 0x20);
+  const Scope scope = this->scope();
+  auto inScope = [&](const transforms::Match &m) {
+    switch (scope) {
+    case Scope::WholeProgram:
+      return true;
+    case Scope::SelectedNode:
+      return selected_ && binds(m, *selected_);
+    case Scope::VisibleRegion:
+      for (const auto &role : m.roles)
+        if (visible_.count(role.second))
+          return true;
+      return false;
+    }
+    return true;
+  };
   for (transforms::Tier tier : kTiers) {
     auto *tierItem =
         new QTreeWidgetItem(tree_, {qstr(transforms::tierName(tier))});
@@ -175,8 +197,7 @@ void TransformationsDock::populate() {
         const Entry &e = listing_.entries[i];
         if (e.transformation != t->id())
           continue;
-        if (selectionOnly_->isChecked() &&
-            (!selected_ || !binds(e.match, *selected_)))
+        if (!inScope(e.match))
           continue;
         auto *mItem = new QTreeWidgetItem(
             tItem, {QString::fromStdString(e.match.str()),
@@ -211,8 +232,39 @@ void TransformationsDock::populate() {
 
 void TransformationsDock::setSelectedNode(std::optional<ir::NodeId> id) {
   selected_ = id;
-  if (selectionOnly_->isChecked())
+  if (scope() == Scope::SelectedNode)
     populate();
+}
+
+void TransformationsDock::setVisibleNodes(const std::vector<ir::NodeId> &ids) {
+  visible_ = {ids.begin(), ids.end()};
+  if (scope() == Scope::VisibleRegion)
+    populate();
+}
+
+void TransformationsDock::setScope(Scope scope) {
+  scope_->setCurrentIndex(scope_->findData(int(scope)));
+}
+
+TransformationsDock::Scope TransformationsDock::scope() const {
+  return Scope(scope_->currentData().toInt());
+}
+
+std::vector<std::pair<std::string, transforms::Match>>
+TransformationsDock::shownMatches() const {
+  std::vector<std::pair<std::string, transforms::Match>> shown;
+  for (int t = 0; t < tree_->topLevelItemCount(); ++t) {
+    QTreeWidgetItem *tier = tree_->topLevelItem(t);
+    for (int i = 0; i < tier->childCount(); ++i)
+      for (int k = 0; k < tier->child(i)->childCount(); ++k) {
+        QVariant index = tier->child(i)->child(k)->data(0, kEntryRole);
+        if (!index.isValid())
+          continue;
+        const Entry &e = listing_.entries.at(index.toULongLong());
+        shown.emplace_back(e.transformation, e.match);
+      }
+  }
+  return shown;
 }
 
 void TransformationsDock::onCurrentChanged(QTreeWidgetItem *item) {

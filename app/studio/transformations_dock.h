@@ -7,7 +7,11 @@
 /// at a time; a listing of a version that is no longer current is dropped.
 /// Selecting a match highlights its nodes (or those a failed check names);
 /// Apply applies it through the document, with the parameters edited below
-/// the list. "Only the selected node" keeps the matches that bind it.
+/// the list. The scope above the list narrows it: the whole program, the
+/// matches that bind the node selected in the graph, or the matches that
+/// bind any node the graph view shows (the visible region: a match that
+/// touches what the user looks at is listed even when some of its nodes
+/// are off screen). Narrowing filters the listing; it never matches again.
 /// Preview applies the selected match to a copy and shows the result
 /// (preview_dialog.h); nothing is committed until its Apply.
 
@@ -20,10 +24,12 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 class QCheckBox;
+class QComboBox;
 class QFormLayout;
 class QLabel;
 class QPushButton;
@@ -40,12 +46,22 @@ class TransformationsDock : public QDockWidget {
   Q_OBJECT
 
 public:
+  /// Which matches the list shows.
+  enum class Scope { WholeProgram, SelectedNode, VisibleRegion };
+
   TransformationsDock(Document &document, QWidget *parent = nullptr);
 
   /// Lists the matches of the current version again.
   void refresh();
-  /// The node "Only the selected node" filters by.
+  /// The node Scope::SelectedNode filters by.
   void setSelectedNode(std::optional<ir::NodeId> id);
+  /// The nodes the graph view shows, for Scope::VisibleRegion.
+  void setVisibleNodes(const std::vector<ir::NodeId> &ids);
+  void setScope(Scope scope);
+  Scope scope() const;
+  QComboBox *scopeBox() { return scope_; }
+  /// The matches the list shows now, with their transformations' ids.
+  std::vector<std::pair<std::string, transforms::Match>> shownMatches() const;
   bool refreshing() const { return running_; }
   /// The version the list shows.
   const std::shared_ptr<const ir::Program> &listedProgram() const {
@@ -61,7 +77,6 @@ public:
   bool previewCurrent();
   /// The preview open now, or null.
   PreviewDialog *preview() const;
-  QCheckBox *selectionOnly() { return selectionOnly_; }
   /// Selects the transformation `id` in the list.
   void selectTransformation(const QString &id);
   /// Applies the first match of `id` that the listing of the current
@@ -98,7 +113,7 @@ private:
 
   Document &doc_;
   QTreeWidget *tree_;
-  QCheckBox *selectionOnly_;
+  QComboBox *scope_;
   QLabel *description_;
   QWidget *paramBox_;
   QFormLayout *paramForm_;
@@ -112,6 +127,7 @@ private:
   bool again_ = false; ///< the version changed while listing
   Listing listing_;
   std::optional<ir::NodeId> selected_;
+  std::set<ir::NodeId> visible_;
   /// The transformation whose parameters the editor shows.
   std::shared_ptr<const transforms::Transformation> editing_;
   std::vector<std::pair<transforms::ParamSpec, QWidget *>> editors_;

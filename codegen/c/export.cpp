@@ -976,6 +976,9 @@ private:
 
   /// A library routine (loop_ir.h lists them), as a preamble helper.
   void callStmt(const Stmt &s) {
+    std::string outer = region_;
+    markRegion(s.label);
+    region_ = outer;
     if (s.callee != kCallSgemm)
       throw Error("exportCpp: function '" + f_.name +
                   "' calls unknown routine '" + s.callee + "'");
@@ -1000,7 +1003,19 @@ private:
     line("weir_sgemm(" + args + ");");
   }
 
+  /// A comment naming the node a loop nest or call was lowered from
+  /// (Stmt::label), where it starts: viewers map the lines that follow, up
+  /// to the statement's end at the comment's indentation, back to the node.
+  void markRegion(const std::string &label) {
+    if (label.empty() || label == region_)
+      return;
+    line("// node: " + commentSafe(label));
+    region_ = label;
+  }
+
   void forLoop(const Stmt &s) {
+    std::string outer = region_;
+    markRegion(s.label);
     std::string var = names_.get('i', s.var);
     bool parallel = s.forKind == ForKind::Parallel;
     bool simd = s.forKind == ForKind::Vectorized;
@@ -1020,6 +1035,7 @@ private:
     parallelDepth_ -= parallel;
     simdDepth_ -= simd;
     line("}");
+    region_ = outer;
   }
 
   const LoopFunction &f_;
@@ -1030,6 +1046,8 @@ private:
   std::ostringstream out_;
   int indent_ = 1, scopes_ = 1, assigns_ = 0;
   int parallelDepth_ = 0, simdDepth_ = 0;
+  /// The label of the region being printed ("" outside any).
+  std::string region_;
 };
 
 } // namespace

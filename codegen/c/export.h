@@ -19,6 +19,11 @@
 /// LoopFunction::symbols. It returns 0, or 1 when an integer division or
 /// remainder by zero happened (the outputs are then unspecified).
 ///
+/// Each loop nest or library call lowered from a node starts with a comment
+/// `// node: <label>` (the Stmt's label; nested loops from the same node
+/// get none), so a reader — or the studio's Code dock — can tell which node
+/// the lines up to the statement's closing `}` or `;` came from.
+///
 /// The code keeps the loop IR's shape: one C++ `for` per loop
 /// (`#pragma omp parallel for` on parallel loops, `#pragma omp simd` on
 /// vectorized ones), locals as typed variables, loads and stores as

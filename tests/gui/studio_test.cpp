@@ -255,7 +255,7 @@ void StudioTest::editsMatchTheWorkspace() {
 
   // Step 1, with the dock showing only the matches that bind the node.
   QVERIFY(waitForMatches(w));
-  w.transformationsDock()->selectionOnly()->setChecked(true);
+  w.transformationsDock()->setScope(TransformationsDock::Scope::SelectedNode);
   applyFromDock(w, "fold-batchnorm", fold);
   ref->apply("fold-batchnorm", fold);
   QCOMPARE(wsOf(w).hash(), ref->hash());
@@ -265,7 +265,7 @@ void StudioTest::editsMatchTheWorkspace() {
   QVERIFY(w.graphPanel()->scene()->nodeItem(conv)->isSelected());
 
   // Step 2: a whole-program step; step 3: a fusion of what it made.
-  w.transformationsDock()->selectionOnly()->setChecked(false);
+  w.transformationsDock()->setScope(TransformationsDock::Scope::WholeProgram);
   applyFromDock(w, "expand-all", firstApplicable(*ref, "expand-all"));
   ref->apply("expand-all", firstApplicable(*ref, "expand-all"));
   QCOMPARE(wsOf(w).hash(), ref->hash());
