@@ -1,7 +1,5 @@
 #include "app/studio/graph_panel.h"
 
-#include "ir/scope.h"
-
 #include <QFileInfo>
 #include <QImage>
 #include <QPainter>
@@ -9,7 +7,6 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <map>
 
 namespace weir::studio {
 
@@ -32,6 +29,8 @@ GraphPanel::GraphPanel(QWidget *parent)
           &GraphPanel::onSelectionChanged);
   connect(scene_, &GraphScene::scopeToggleRequested, this,
           &GraphPanel::toggleScope);
+  connect(scene_, &GraphScene::groupToggleRequested, this,
+          &GraphPanel::toggleGroup);
   // Scrolling fires for every pixel: the nodes in view are worked out once
   // the view rests.
   visibleTimer_->setSingleShot(true);
@@ -67,9 +66,16 @@ void GraphPanel::showProgram(std::shared_ptr<const ir::Program> program,
   Pending p;
   p.program = program;
   p.state = stateIndex;
-  p.graph = sceneGraph(*program, state, collapsed_);
+  p.graph = sceneGraph(*program, state, collapsed_, collapsedGroups_);
   p.ticket = runner_.request(p.graph.layoutGraph());
   pending_ = std::move(p);
+}
+
+void GraphPanel::relayout() {
+  if (pending_.program)
+    showProgram(pending_.program, pending_.state);
+  else if (shown_)
+    showProgram(shown_, shownState_);
 }
 
 void GraphPanel::setScopeCollapsed(ir::NodeId entry, bool collapsed) {
@@ -79,15 +85,49 @@ void GraphPanel::setScopeCollapsed(ir::NodeId entry, bool collapsed) {
     collapsed_.insert(entry);
   else
     collapsed_.erase(entry);
-  // Again what is shown, or what is about to be.
-  if (pending_.program)
-    showProgram(pending_.program, pending_.state);
-  else if (shown_)
-    showProgram(shown_, shownState_);
+  relayout();
 }
 
 void GraphPanel::toggleScope(ir::NodeId entry) {
   setScopeCollapsed(entry, !scopeCollapsed(entry));
+}
+
+void GraphPanel::setGroupCollapsed(const std::string &name, bool collapsed) {
+  if (collapsed == groupCollapsed(name))
+    return;
+  if (collapsed)
+    collapsedGroups_.insert(name);
+  else
+    collapsedGroups_.erase(name);
+  relayout();
+}
+
+void GraphPanel::toggleGroup(const QString &name) {
+  std::string n = name.toStdString();
+  setGroupCollapsed(n, !groupCollapsed(n));
+}
+
+void GraphPanel::collapseAllGroups() {
+  // A copy: relayout() replaces pending_.
+  std::shared_ptr<const ir::Program> program =
+      pending_.program ? pending_.program : shown_;
+  int state = pending_.program ? pending_.state : shownState_;
+  if (!program)
+    return;
+  bool changed = false;
+  for (const OperatorGroup &g :
+       operatorGroups(*program, program->states[std::size_t(state)]))
+    changed = collapsedGroups_.insert(g.name).second || changed;
+  if (changed)
+    relayout();
+}
+
+void GraphPanel::expandAll() {
+  if (collapsed_.empty() && collapsedGroups_.empty())
+    return;
+  collapsed_.clear();
+  collapsedGroups_.clear();
+  relayout();
 }
 
 void GraphPanel::reset() {
@@ -103,6 +143,7 @@ void GraphPanel::reset() {
   selectedEdge_.reset();
   highlighted_.clear();
   collapsed_.clear();
+  collapsedGroups_.clear();
   visibleTimer_->start();
 }
 
@@ -125,10 +166,13 @@ void GraphPanel::onLaidOut(std::uint64_t ticket,
   shown_ = p.program;
   shownState_ = p.state;
   if (selectedNode_) {
-    if (NodeItem *item = scene_->nodeItem(*selectedNode_))
+    // A node now hidden in a box: the box is selected instead.
+    if (NodeItem *item = scene_->shownItem(*selectedNode_)) {
       item->setSelected(true);
-    else
+      selectedNode_ = item->nodeId();
+    } else {
       selectedNode_.reset();
+    }
   } else if (selectedEdge_) {
     if (EdgeItem *item = scene_->edgeItem(*selectedEdge_))
       item->setSelected(true);
@@ -171,22 +215,12 @@ std::vector<ir::NodeId> GraphPanel::visibleNodes() const {
   for (QGraphicsItem *item : scene_->items(view_->visibleSceneRect()))
     if (auto *n = qgraphicsitem_cast<NodeItem *>(item))
       ids.insert(n->nodeId());
-  // A node hidden in a collapsed scope is seen where its box is.
-  if (shown_ && !collapsed_.empty()) {
-    const ir::State &state = shown_->states[std::size_t(shownState_)];
-    std::map<ir::NodeId, ir::NodeId> parents = ir::scopeParents(state);
-    std::vector<ir::NodeId> hidden;
-    for (const ir::Node &n : state.nodes) {
-      if (scene_->nodeItem(n.id))
-        continue;
-      ir::NodeId box = parents[n.id];
-      while (box && !scene_->nodeItem(box))
-        box = parents[box];
-      if (box && ids.count(box))
-        hidden.push_back(n.id);
-    }
-    ids.insert(hidden.begin(), hidden.end());
-  }
+  // A node hidden in a collapsed scope or group is seen where its box is.
+  std::vector<ir::NodeId> hidden;
+  for (const auto &[id, box] : scene_->hiddenIn())
+    if (ids.count(box))
+      hidden.push_back(id);
+  ids.insert(hidden.begin(), hidden.end());
   return {ids.begin(), ids.end()};
 }
 
@@ -199,7 +233,7 @@ void GraphPanel::updateVisibleNodes() {
 }
 
 void GraphPanel::selectNode(ir::NodeId id) {
-  if (NodeItem *item = scene_->nodeItem(id)) {
+  if (NodeItem *item = scene_->shownItem(id)) {
     scene_->clearSelection();
     item->setSelected(true);
     view_->centerOn(item);
@@ -266,7 +300,7 @@ void GraphPanel::highlight(const std::vector<ir::NodeId> &ids) {
   highlighted_ = ids;
   scene_->highlight(ids);
   if (!ids.empty())
-    if (NodeItem *item = scene_->nodeItem(ids.front()))
+    if (NodeItem *item = scene_->shownItem(ids.front()))
       view_->ensureVisible(item);
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 
 namespace weir::studio {
 
@@ -59,6 +60,22 @@ public:
     return collapsed_.count(entry) > 0;
   }
 
+  /// Collapses operator group `name` (scope_view.h) into one box, or
+  /// expands it, and lays the graph out again (view only). A name that is
+  /// no group of the shown state is remembered but changes nothing, so a
+  /// group stays collapsed across apply and undo while its nodes exist.
+  void setGroupCollapsed(const std::string &name, bool collapsed);
+  void toggleGroup(const QString &name);
+  bool groupCollapsed(const std::string &name) const {
+    return collapsedGroups_.count(name) > 0;
+  }
+  /// Collapses every operator group of the shown state.
+  void collapseAllGroups();
+  /// Expands every collapsed scope and group.
+  void expandAll();
+
+  /// Selects node `id`, or the box of the collapsed scope or group hiding
+  /// it.
   void selectNode(ir::NodeId id);
   /// Selects the next node after the selected one (in program order,
   /// wrapping) whose name, operator or container contains `text`, case
@@ -110,6 +127,8 @@ private:
 
   void applyOverlay();
   void updateVisibleNodes();
+  /// Lays out again what is shown, or what is about to be.
+  void relayout();
 
   GraphView *view_;
   GraphScene *scene_;
@@ -127,6 +146,8 @@ private:
   std::vector<ir::NodeId> highlighted_;
   /// Map entries whose scopes are drawn collapsed.
   std::set<ir::NodeId> collapsed_;
+  /// Operator groups drawn collapsed, by name.
+  std::set<std::string> collapsedGroups_;
   bool rebuilding_ = false; ///< selection changes are ours, not the user's
   /// Debounces visibleNodesChanged while the user scrolls or zooms.
   QTimer *visibleTimer_;

@@ -40,6 +40,7 @@ void GraphScene::build(const ir::State &state, const SceneGraph &graph,
                        const LayoutResult &layout) {
   clearGraph();
   hiddenIn_ = graph.hiddenIn;
+  groupOf_ = graph.groupOf;
   std::unordered_map<ir::EdgeId, const ir::EdgeTraffic *> trafficOf;
   if (traffic)
     for (const ir::EdgeTraffic &t : traffic->edges)
@@ -48,7 +49,10 @@ void GraphScene::build(const ir::State &state, const SceneGraph &graph,
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
     const SceneGraph::Node &n = graph.nodes[i];
     auto *item = new NodeItem(n.id, n.glyph);
-    item->setCollapsedScope(n.inside);
+    if (n.group.empty())
+      item->setCollapsedScope(n.inside);
+    else
+      item->setCollapsedGroup(QString::fromStdString(n.group));
     item->setPos(layout.centers[i].x, layout.centers[i].y);
     addItem(item);
     nodes_[n.id] = item;
@@ -82,6 +86,7 @@ void GraphScene::clearGraph() {
   edges_.clear();
   entryOfExit_.clear();
   hiddenIn_.clear();
+  groupOf_.clear();
   clear();
 }
 
@@ -98,10 +103,21 @@ ir::NodeId GraphScene::scopeOf(const QGraphicsItem *item) const {
 
 void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) {
   QGraphicsItem *item = itemAt(event->scenePos(), QTransform());
+  // The items are rebuilt once the new layout arrives: not from inside
+  // their own event.
+  auto *node = qgraphicsitem_cast<NodeItem *>(item);
+  if (node && !node->collapsedGroup().isEmpty()) {
+    event->accept();
+    QMetaObject::invokeMethod(
+        this,
+        [this, name = node->collapsedGroup()] {
+          emit groupToggleRequested(name);
+        },
+        Qt::QueuedConnection);
+    return;
+  }
   if (ir::NodeId entry = scopeOf(item)) {
     event->accept();
-    // The items are rebuilt once the new layout arrives: not from inside
-    // their own event.
     QMetaObject::invokeMethod(
         this, [this, entry] { emit scopeToggleRequested(entry); },
         Qt::QueuedConnection);
@@ -111,24 +127,50 @@ void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) {
 }
 
 void GraphScene::contextMenuEvent(QGraphicsSceneContextMenuEvent *event) {
-  QGraphicsItem *item = itemAt(event->scenePos(), QTransform());
-  ir::NodeId entry = scopeOf(item);
-  if (!entry) {
+  auto *node =
+      qgraphicsitem_cast<NodeItem *>(itemAt(event->scenePos(), QTransform()));
+  QString group = node ? node->collapsedGroup() : QString();
+  bool groupBox = !group.isEmpty();
+  if (node && !groupBox)
+    group = groupOf(node->nodeId());
+  ir::NodeId entry = groupBox ? 0 : scopeOf(node);
+  if (!entry && group.isEmpty()) {
     QGraphicsScene::contextMenuEvent(event);
     return;
   }
-  bool collapsed = qgraphicsitem_cast<NodeItem *>(item)->collapsedScope() > 0;
   QMenu menu;
-  QAction *toggle =
-      menu.addAction(collapsed ? tr("&Expand scope") : tr("&Collapse scope"));
-  if (menu.exec(event->screenPos()) == toggle)
+  QAction *toggleScope = nullptr, *toggleGroup = nullptr;
+  if (entry)
+    toggleScope =
+        menu.addAction(node->collapsedScope() > 0 ? tr("&Expand scope")
+                                                  : tr("&Collapse scope"));
+  if (!group.isEmpty())
+    toggleGroup = menu.addAction((groupBox ? tr("Expand operator group '%1'")
+                                           : tr("Collapse operator group '%1'"))
+                                     .arg(group));
+  // The menu is modal: the scene may change under it, so only ids and
+  // names are used once it returns.
+  QAction *chosen = menu.exec(event->screenPos());
+  if (chosen && chosen == toggleScope)
     emit scopeToggleRequested(entry);
+  else if (chosen && chosen == toggleGroup)
+    emit groupToggleRequested(group);
   event->accept();
 }
 
 NodeItem *GraphScene::nodeItem(ir::NodeId id) const {
   auto it = nodes_.find(id);
   return it == nodes_.end() ? nullptr : it->second;
+}
+
+NodeItem *GraphScene::shownItem(ir::NodeId id) const {
+  auto box = hiddenIn_.find(id);
+  return nodeItem(box == hiddenIn_.end() ? id : box->second);
+}
+
+QString GraphScene::groupOf(ir::NodeId id) const {
+  auto it = groupOf_.find(id);
+  return it == groupOf_.end() ? QString() : QString::fromStdString(it->second);
 }
 
 EdgeItem *GraphScene::edgeItem(ir::EdgeId id) const {

@@ -5,7 +5,9 @@
 /// scope_view.h). It only draws; selection is the scene's own
 /// (QGraphicsScene::selectionChanged) and the panel reads it. A double
 /// click on a map entry, exit or collapsed scope, or the context menu's
-/// Collapse/Expand, asks for the scope to be toggled.
+/// Collapse/Expand, asks for the scope to be toggled; the context menu of
+/// a node in an operator group offers to collapse the group, and a double
+/// click on a collapsed group's box (or its menu) to expand it.
 
 #include "app/studio/edge_item.h"
 #include "app/studio/glyph.h"
@@ -18,6 +20,7 @@
 
 #include <QGraphicsScene>
 
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -40,6 +43,15 @@ public:
   void clearGraph();
 
   NodeItem *nodeItem(ir::NodeId id) const;
+  /// The item node `id` is drawn as: its own, or the box of the collapsed
+  /// scope or group hiding it; null when the node is not in the scene.
+  NodeItem *shownItem(ir::NodeId id) const;
+  /// The hidden nodes and the boxes they are drawn in.
+  const std::unordered_map<ir::NodeId, ir::NodeId> &hiddenIn() const {
+    return hiddenIn_;
+  }
+  /// The operator group node `id` belongs to; empty when none.
+  QString groupOf(ir::NodeId id) const;
   EdgeItem *edgeItem(ir::EdgeId id) const;
   /// Highlights exactly these nodes (those absent from the state are
   /// ignored; a node hidden in a collapsed scope highlights its box).
@@ -51,6 +63,8 @@ public:
 signals:
   /// The user asked to collapse or expand the scope of map entry `entry`.
   void scopeToggleRequested(weir::ir::NodeId entry);
+  /// The user asked to collapse or expand operator group `name`.
+  void groupToggleRequested(const QString &name);
 
 protected:
   void mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) override;
@@ -63,6 +77,7 @@ private:
 
   std::unordered_map<ir::NodeId, ir::NodeId> entryOfExit_;
   std::unordered_map<ir::NodeId, ir::NodeId> hiddenIn_;
+  std::unordered_map<ir::NodeId, std::string> groupOf_;
   std::unordered_map<ir::NodeId, NodeItem *> nodes_;
   std::unordered_map<ir::EdgeId, EdgeItem *> edges_;
 };

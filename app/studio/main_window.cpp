@@ -179,6 +179,10 @@ void MainWindow::createActions() {
   minimap->setCheckable(true);
   minimap->setChecked(true);
   connect(minimap, &QAction::toggled, panel_->minimap(), &QWidget::setVisible);
+  // View only: the program, its hash and history stay as they are.
+  view->addAction(tr("Co&llapse all operator groups"), panel_,
+                  &GraphPanel::collapseAllGroups);
+  view->addAction(tr("E&xpand all"), panel_, &GraphPanel::expandAll);
   view->addSeparator();
   for (QDockWidget *dock : std::initializer_list<QDockWidget *>{
            transformations_, history_, properties_, code_, run_})

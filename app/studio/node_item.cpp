@@ -124,9 +124,10 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *,
   }
   painter->setPen(pen);
   QColor fill = overlay_.isValid() ? overlay_ : fillFor(glyph_);
-  if (inside_ > 0) {
+  if (inside_ > 0 || !group_.isEmpty()) {
     // A stack: more behind the box than it shows.
-    fill = overlay_.isValid() ? overlay_ : QColor(0xdd, 0xea, 0xfb);
+    if (inside_ > 0 && !overlay_.isValid())
+      fill = QColor(0xdd, 0xea, 0xfb);
     painter->setBrush(fill);
     painter->drawPath(outline_.translated(3, 3));
   }

@@ -10,6 +10,7 @@
 #include <QColor>
 #include <QGraphicsItem>
 #include <QPainterPath>
+#include <QString>
 
 namespace weir::studio {
 
@@ -32,6 +33,10 @@ public:
   /// not); drawn as a stack of boxes.
   void setCollapsedScope(std::size_t inside) { inside_ = inside; }
   std::size_t collapsedScope() const { return inside_; }
+  /// Stands for the collapsed operator group `name` (empty: it does not);
+  /// drawn as a stack of boxes too.
+  void setCollapsedGroup(const QString &name) { group_ = name; }
+  const QString &collapsedGroup() const { return group_; }
 
   int type() const override { return Type; }
   QRectF boundingRect() const override;
@@ -46,6 +51,7 @@ private:
   bool highlighted_ = false;
   QColor overlay_;
   std::size_t inside_ = 0;
+  QString group_;
 };
 
 /// Below this zoom (scene units per pixel inverted), text is not drawn:
