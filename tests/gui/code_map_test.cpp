@@ -9,7 +9,7 @@
 #include "app/studio/document.h"
 #include "app/studio/graph_panel.h"
 #include "app/studio/main_window.h"
-#include "ir/error.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QCheckBox>
@@ -23,30 +23,12 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
 
-const QString kSample = WEIR_SAMPLE_MODEL;
-constexpr int kTimeoutMs = 120000;
-
-workspace::Workspace &wsOf(MainWindow &w) { return *w.document()->workspace(); }
-
-bool waitForGraph(MainWindow &w) {
-  return QTest::qWaitFor(
-      [&] {
-        return !w.graphPanel()->layingOut() &&
-               w.graphPanel()->shownProgram() == wsOf(w).programPtr();
-      },
-      kTimeoutMs);
-}
-
-transforms::Match firstApplicable(workspace::Workspace &ws,
-                                  const std::string &transformation) {
-  for (const transforms::Match &m : ws.matches(transformation))
-    if (ws.check(transformation, m))
-      return m;
-  throw Error("no applicable match of " + transformation);
-}
+/// This test waits twice the shared kTimeoutMs.
+constexpr int kSlowTimeoutMs = 120000;
 
 std::optional<ir::NodeId> selectedNode(GraphPanel *panel) {
   QList<QGraphicsItem *> items = panel->scene()->selectedItems();
@@ -85,13 +67,14 @@ void CodeMapTest::linesMapToNodesBothWays() {
   w.show();
   QVERIFY(QTest::qWaitForWindowExposed(&w));
   w.openFile(kSample);
-  QVERIFY(waitForGraph(w));
+  QVERIFY(waitForGraph(w, kSlowTimeoutMs));
   w.document()->apply("expand-all", firstApplicable(wsOf(w), "expand-all"));
-  QVERIFY(waitForGraph(w));
+  QVERIFY(waitForGraph(w, kSlowTimeoutMs));
   CodeDock *code = w.codeDock();
   code->show();
   QVERIFY(QTest::qWaitFor(
-      [&] { return !code->busy() && !code->cppText().isEmpty(); }, kTimeoutMs));
+      [&] { return !code->busy() && !code->cppText().isEmpty(); },
+      kSlowTimeoutMs));
 
   // Every marker of a map entry's label opens a region of that entry.
   const ir::State &state = wsOf(w).program().states.front();

@@ -11,6 +11,7 @@
 #include "app/studio/transformations_dock.h"
 #include "ir/analysis.h"
 #include "ir/scope.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QAction>
@@ -24,22 +25,9 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
-
-const QString kSample = WEIR_SAMPLE_MODEL;
-constexpr int kTimeoutMs = 60000;
-
-workspace::Workspace &wsOf(MainWindow &w) { return *w.document()->workspace(); }
-
-bool waitForGraph(MainWindow &w) {
-  return QTest::qWaitFor(
-      [&] {
-        return !w.graphPanel()->layingOut() &&
-               w.graphPanel()->shownProgram() == wsOf(w).programPtr();
-      },
-      kTimeoutMs);
-}
 
 /// The View ▸ Overlay action whose text contains `text`.
 QAction *overlayAction(MainWindow &w, const QString &text) {
@@ -51,15 +39,6 @@ QAction *overlayAction(MainWindow &w, const QString &text) {
             if (o->text().remove('&').contains(text, Qt::CaseInsensitive))
               return o;
   return nullptr;
-}
-
-bool waitForMatches(MainWindow &w) {
-  return QTest::qWaitFor(
-      [&] {
-        TransformationsDock *d = w.transformationsDock();
-        return !d->refreshing() && d->listedProgram() == wsOf(w).programPtr();
-      },
-      kTimeoutMs);
 }
 
 using Shown = std::vector<std::pair<std::string, transforms::Match>>;

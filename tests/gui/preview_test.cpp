@@ -11,8 +11,8 @@
 #include "app/studio/preview_dialog.h"
 #include "app/studio/transformations_dock.h"
 #include "core/workspace/session.h"
-#include "ir/error.h"
 #include "ir/hash.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QListWidget>
@@ -22,47 +22,18 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
-
-const QString kSample = WEIR_SAMPLE_MODEL;
-constexpr int kTimeoutMs = 60000;
-
-workspace::Workspace &wsOf(MainWindow &w) { return *w.document()->workspace(); }
-
-bool waitForMatches(MainWindow &w) {
-  return QTest::qWaitFor(
-      [&] {
-        return !w.transformationsDock()->refreshing() &&
-               w.transformationsDock()->listedProgram() == wsOf(w).programPtr();
-      },
-      kTimeoutMs);
-}
-
-transforms::Match firstApplicable(workspace::Workspace &ws,
-                                  const std::string &transformation) {
-  for (const transforms::Match &m : ws.matches(transformation))
-    if (ws.check(transformation, m))
-      return m;
-  throw Error("no applicable match of " + transformation);
-}
 
 /// Selects `match` of `transformation` in the dock; false when not listed.
 bool selectMatch(MainWindow &w, const std::string &transformation,
                  const transforms::Match &match) {
-  QTreeWidget *tree = w.transformationsDock()->tree();
-  for (int t = 0; t < tree->topLevelItemCount(); ++t)
-    for (int i = 0; i < tree->topLevelItem(t)->childCount(); ++i) {
-      QTreeWidgetItem *tItem = tree->topLevelItem(t)->child(i);
-      if (tItem->text(0) != QString::fromStdString(transformation))
-        continue;
-      for (int m = 0; m < tItem->childCount(); ++m)
-        if (tItem->child(m)->text(0) == QString::fromStdString(match.str())) {
-          tree->setCurrentItem(tItem->child(m));
-          return true;
-        }
-    }
-  return false;
+  QTreeWidgetItem *item = matchItem(w, transformation, match);
+  if (!item)
+    return false;
+  w.transformationsDock()->tree()->setCurrentItem(item);
+  return true;
 }
 
 } // namespace

@@ -11,7 +11,7 @@
 #include "core/interp/interpreter.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/random_tensor.h"
-#include "ir/error.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QPushButton>
@@ -23,31 +23,12 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
 
-const QString kSample = WEIR_SAMPLE_MODEL;
-constexpr int kTimeoutMs = 120000;
-
-workspace::Workspace &wsOf(MainWindow &w) { return *w.document()->workspace(); }
-
-bool waitForGraph(MainWindow &w,
-                  const std::shared_ptr<const ir::Program> &program) {
-  return QTest::qWaitFor(
-      [&] {
-        return !w.graphPanel()->layingOut() &&
-               w.graphPanel()->shownProgram() == program;
-      },
-      kTimeoutMs);
-}
-
-transforms::Match firstApplicable(workspace::Workspace &ws,
-                                  const std::string &transformation) {
-  for (const transforms::Match &m : ws.matches(transformation))
-    if (ws.check(transformation, m))
-      return m;
-  throw Error("no applicable match of " + transformation);
-}
+/// This test waits twice the shared kTimeoutMs.
+constexpr int kSlowTimeoutMs = 120000;
 
 } // namespace
 
@@ -86,7 +67,7 @@ void RunDockTest::runFillsLatencyAndError() {
   QVERIFY(dock->running());
   QVERIFY(!dock->runButton()->isEnabled());
   // The window stays responsive while compiling: events are processed.
-  QVERIFY(finished.wait(kTimeoutMs));
+  QVERIFY(finished.wait(kSlowTimeoutMs));
   QVERIFY2(dock->statusText().contains("seed 7"),
            qPrintable(dock->statusText()));
   QVERIFY(dock->medianMs() > 0);
@@ -108,14 +89,14 @@ void RunDockTest::stepShowsWhatTheInterpreterComputes() {
   RunDock *dock = w.runDock();
   dock->show();
   dock->setSeed(3);
-  QVERIFY(waitForGraph(w, wsOf(w).programPtr()));
+  QVERIFY(waitForGraph(w, wsOf(w).programPtr(), kSlowTimeoutMs));
 
   // Step until a map scope (a computation) has run.
   QSignalSpy stepped(dock, &RunDock::stepped);
   const ir::Node *ran = nullptr;
   for (int i = 0; i < 200 && !ran; ++i) {
     QTest::mouseClick(dock->stepButton(), Qt::LeftButton);
-    QVERIFY(stepped.wait(kTimeoutMs));
+    QVERIFY(stepped.wait(kSlowTimeoutMs));
     QCOMPARE(dock->stepsDone(), i + 1);
     const ir::State &s = dock->steppedProgram()->states[0];
     const ir::Node *n = s.findNode(dock->lastStepNode());
@@ -132,7 +113,7 @@ void RunDockTest::stepShowsWhatTheInterpreterComputes() {
   QVERIFY(ran);
   qInfo("stepped %d nodes to '%s'", dock->stepsDone(), ran->label.c_str());
   const std::shared_ptr<const ir::Program> program = dock->steppedProgram();
-  QVERIFY(waitForGraph(w, program));
+  QVERIFY(waitForGraph(w, program, kSlowTimeoutMs));
   NodeItem *item = w.graphPanel()->scene()->nodeItem(ran->id);
   QVERIFY(item);
   QVERIFY(item->highlighted());
@@ -170,7 +151,7 @@ void RunDockTest::stepShowsWhatTheInterpreterComputes() {
   // Stopping shows the workspace's version again.
   dock->stopStepping();
   QVERIFY(!dock->stepping());
-  QVERIFY(waitForGraph(w, wsOf(w).programPtr()));
+  QVERIFY(waitForGraph(w, wsOf(w).programPtr(), kSlowTimeoutMs));
 }
 
 void RunDockTest::runsOnChosenInputs() {
@@ -196,7 +177,7 @@ void RunDockTest::runsOnChosenInputs() {
   dock->setInputFile(input, file);
   QSignalSpy finished(dock, &RunDock::finished);
   dock->run();
-  QVERIFY(finished.wait(kTimeoutMs));
+  QVERIFY(finished.wait(kSlowTimeoutMs));
   QVERIFY2(dock->statusText().contains("the chosen inputs"),
            qPrintable(dock->statusText()));
   QCOMPARE(dock->maxAbsError(), 0.0); // version 0 against itself

@@ -16,6 +16,7 @@
 #include "app/studio/transformations_dock.h"
 #include "core/workspace/session.h"
 #include "ir/error.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QCheckBox>
@@ -35,51 +36,9 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
-
-const QString kSample = WEIR_SAMPLE_MODEL;
-constexpr int kTimeoutMs = 60000;
-
-workspace::Workspace &wsOf(MainWindow &w) { return *w.document()->workspace(); }
-
-/// Waits until the graph shows the workspace's current version.
-bool waitForGraph(MainWindow &w) {
-  return QTest::qWaitFor(
-      [&] {
-        return !w.graphPanel()->layingOut() &&
-               w.graphPanel()->shownProgram() == wsOf(w).programPtr();
-      },
-      kTimeoutMs);
-}
-
-/// Waits until the Transformations dock lists the current version.
-bool waitForMatches(MainWindow &w) {
-  return QTest::qWaitFor(
-      [&] {
-        return !w.transformationsDock()->refreshing() &&
-               w.transformationsDock()->listedProgram() == wsOf(w).programPtr();
-      },
-      kTimeoutMs);
-}
-
-/// The dock's row for `match` of `transformation`, or null.
-QTreeWidgetItem *matchItem(MainWindow &w, const std::string &transformation,
-                           const transforms::Match &match) {
-  QTreeWidget *tree = w.transformationsDock()->tree();
-  for (int t = 0; t < tree->topLevelItemCount(); ++t) {
-    QTreeWidgetItem *tier = tree->topLevelItem(t);
-    for (int i = 0; i < tier->childCount(); ++i) {
-      QTreeWidgetItem *tItem = tier->child(i);
-      if (tItem->text(0) != QString::fromStdString(transformation))
-        continue;
-      for (int m = 0; m < tItem->childCount(); ++m)
-        if (tItem->child(m)->text(0) == QString::fromStdString(match.str()))
-          return tItem->child(m);
-    }
-  }
-  return nullptr;
-}
 
 /// Selects the match in the dock and presses Apply.
 void applyFromDock(MainWindow &w, const std::string &transformation,
@@ -141,15 +100,6 @@ std::shared_ptr<const ir::Program> syntheticNetwork(std::size_t nodes) {
   }
   p->states.push_back(std::move(s));
   return p;
-}
-
-/// The first match of `transformation` that passes its check.
-transforms::Match firstApplicable(workspace::Workspace &ws,
-                                  const std::string &transformation) {
-  for (const transforms::Match &m : ws.matches(transformation))
-    if (ws.check(transformation, m))
-      return m;
-  throw Error("no applicable match of " + transformation);
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include "app/studio/scope_view.h"
 #include "core/onnx/import.h"
 #include "core/workspace/workspace.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QAction>
@@ -25,22 +26,9 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
-
-const QString kSample = WEIR_SAMPLE_MODEL;
-constexpr int kTimeoutMs = 60000;
-
-workspace::Workspace &wsOf(MainWindow &w) { return *w.document()->workspace(); }
-
-bool waitForGraph(MainWindow &w) {
-  return QTest::qWaitFor(
-      [&] {
-        return !w.graphPanel()->layingOut() &&
-               w.graphPanel()->shownProgram() == wsOf(w).programPtr();
-      },
-      kTimeoutMs);
-}
 
 int nodeItems(GraphPanel *panel) {
   int n = 0;

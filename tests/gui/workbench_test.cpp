@@ -21,6 +21,7 @@
 #include "ir/analysis.h"
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 #include "transforms/registry.h"
 
@@ -44,21 +45,9 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
-
-const QString kSample = WEIR_SAMPLE_MODEL;
-constexpr int kTimeoutMs = 60000;
-
-workspace::Workspace &wsOf(MainWindow &w) { return *w.document()->workspace(); }
-
-transforms::Match firstApplicable(workspace::Workspace &ws,
-                                  const std::string &transformation) {
-  for (const transforms::Match &m : ws.matches(transformation))
-    if (ws.check(transformation, m))
-      return m;
-  throw Error("no applicable match of " + transformation);
-}
 
 /// The steps as the history shows them.
 QStringList history(MainWindow &w) {

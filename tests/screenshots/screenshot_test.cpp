@@ -15,6 +15,7 @@
 #include "app/studio/overlay.h"
 #include "app/studio/theme.h"
 #include "core/workspace/workspace.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QApplication>
@@ -30,10 +31,9 @@
 
 using namespace weir;
 using namespace weir::studio;
+using namespace weir::studio::testing;
 
 namespace {
-
-constexpr int kTimeoutMs = 60000;
 
 /// WEIR_SCREENSHOT_DIR (the build sets it), else the working folder.
 QString outputFolder() {
@@ -79,7 +79,6 @@ private:
   /// Grabs the window from the X server, saves it as NAME.png, and checks
   /// its size and that it is not blank.
   QImage shoot(const QString &name);
-  bool waitForGraph();
 
   std::unique_ptr<testing::TestEnvironment> env_;
   std::unique_ptr<MainWindow> window_;
@@ -94,23 +93,12 @@ void ScreenshotTest::initTestCase() {
   window_->show();
   QVERIFY(QTest::qWaitForWindowExposed(window_.get(), kTimeoutMs));
   window_->openFile(WEIR_SAMPLE_MODEL);
-  QVERIFY(waitForGraph());
+  QVERIFY(waitForGraph(*window_));
 }
 
 void ScreenshotTest::cleanupTestCase() {
   window_.reset();
   env_.reset();
-}
-
-bool ScreenshotTest::waitForGraph() {
-  MainWindow &w = *window_;
-  return QTest::qWaitFor(
-      [&] {
-        return !w.graphPanel()->layingOut() &&
-               w.graphPanel()->shownProgram() ==
-                   w.document()->workspace()->programPtr();
-      },
-      kTimeoutMs);
 }
 
 QImage ScreenshotTest::shoot(const QString &name) {

@@ -16,6 +16,7 @@
 #include "app/studio/transformations_dock.h"
 #include "core/workspace/workspace.h"
 #include "ir/hash.h"
+#include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 
 #include <QAction>
@@ -32,12 +33,7 @@
 
 using namespace weir;
 using namespace weir::studio;
-
-namespace {
-
-constexpr int kTimeoutMs = 60000;
-
-} // namespace
+using namespace weir::studio::testing;
 
 class PythonDockTest : public QObject {
   Q_OBJECT
@@ -59,8 +55,6 @@ private slots:
 private:
   workspace::Workspace &ws() { return *window_->document()->workspace(); }
   PythonDock *dock() { return window_->findChild<PythonDock *>(); }
-  bool waitForGraph();
-  bool waitForMatches();
   void open(const QString &path);
 
   std::unique_ptr<testing::TestEnvironment> env_;
@@ -93,26 +87,7 @@ void PythonDockTest::cleanup() {
 
 void PythonDockTest::open(const QString &path) {
   window_->openFile(path);
-  QVERIFY(waitForGraph());
-}
-
-bool PythonDockTest::waitForGraph() {
-  return QTest::qWaitFor(
-      [&] {
-        return !window_->graphPanel()->layingOut() &&
-               window_->graphPanel()->shownProgram() == ws().programPtr();
-      },
-      kTimeoutMs);
-}
-
-bool PythonDockTest::waitForMatches() {
-  return QTest::qWaitFor(
-      [&] {
-        return !window_->transformationsDock()->refreshing() &&
-               window_->transformationsDock()->listedProgram() ==
-                   ws().programPtr();
-      },
-      kTimeoutMs);
+  QVERIFY(waitForGraph(*window_));
 }
 
 void PythonDockTest::wsIsTheOpenWorkspace() {
@@ -132,7 +107,7 @@ void PythonDockTest::applyAndUndoFromPythonJoinTheHistory() {
   QCOMPARE(stack->count(), 1);
   QCOMPARE(stack->index(), 1);
   QVERIFY(window_->document()->isModified());
-  QVERIFY(waitForGraph()); // the graph shows the expanded program
+  QVERIFY(waitForGraph(*window_)); // the graph shows the expanded program
 
   // The window's undo takes back what Python applied ...
   window_->undoAction()->trigger();
@@ -148,7 +123,7 @@ void PythonDockTest::applyAndUndoFromPythonJoinTheHistory() {
   QVERIFY(window_->redoAction()->isEnabled());
   window_->redoAction()->trigger();
   QCOMPARE(ws().current(), std::size_t{1});
-  QVERIFY(waitForGraph());
+  QVERIFY(waitForGraph(*window_));
 }
 
 void PythonDockTest::errorsPrintATracebackAndChangeNothing() {
@@ -228,7 +203,7 @@ void PythonDockTest::windowStepsHashAsPythonSteps() {
 
 void PythonDockTest::pluginTransformationsAreListed() {
   // The sample CNN has Relu -> MaxPool: the example plugin matches there.
-  QVERIFY(waitForMatches());
+  QVERIFY(waitForMatches(*window_));
   QTreeWidget *tree = window_->transformationsDock()->tree();
   QTreeWidgetItem *plugin = nullptr;
   for (int t = 0; t < tree->topLevelItemCount(); ++t)
@@ -241,7 +216,7 @@ void PythonDockTest::pluginTransformationsAreListed() {
               "ws.matches('swap-relu-maxpool')[0])");
   QCOMPARE(ws().current(), std::size_t{1});
   QCOMPARE(window_->document()->undoStack()->count(), 1);
-  QVERIFY(waitForMatches());
+  QVERIFY(waitForMatches(*window_));
 }
 
 QTEST_MAIN(PythonDockTest)

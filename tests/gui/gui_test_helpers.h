@@ -1,0 +1,98 @@
+#pragma once
+/// \file
+/// Helpers the GUI tests share: the time allowed for background work, the
+/// open workspace of a MainWindow, waiting for the graph and the
+/// Transformations dock to catch up with the current version, and finding
+/// a transformation's first applicable match and its row in the dock.
+
+#include "app/studio/document.h"
+#include "app/studio/graph_panel.h"
+#include "app/studio/main_window.h"
+#include "app/studio/transformations_dock.h"
+#include "core/workspace/workspace.h"
+#include "ir/error.h"
+
+#include <QString>
+#include <QTest>
+#include <QTreeWidget>
+#include <QTreeWidgetItem>
+
+#include <memory>
+#include <string>
+
+namespace weir::studio::testing {
+
+/// How long a test waits for background work (layout, matching, ...).
+constexpr int kTimeoutMs = 60000;
+
+#ifdef WEIR_SAMPLE_MODEL
+/// The sample model the tests open.
+inline const QString kSample = WEIR_SAMPLE_MODEL;
+#endif
+
+/// The workspace open in `w`.
+inline workspace::Workspace &wsOf(MainWindow &w) {
+  return *w.document()->workspace();
+}
+
+/// Waits until the graph shows the workspace's current version.
+inline bool waitForGraph(MainWindow &w, int timeoutMs = kTimeoutMs) {
+  return QTest::qWaitFor(
+      [&] {
+        return !w.graphPanel()->layingOut() &&
+               w.graphPanel()->shownProgram() == wsOf(w).programPtr();
+      },
+      timeoutMs);
+}
+
+/// Waits until the graph shows `program`.
+inline bool waitForGraph(MainWindow &w,
+                         const std::shared_ptr<const ir::Program> &program,
+                         int timeoutMs = kTimeoutMs) {
+  return QTest::qWaitFor(
+      [&] {
+        return !w.graphPanel()->layingOut() &&
+               w.graphPanel()->shownProgram() == program;
+      },
+      timeoutMs);
+}
+
+/// Waits until the Transformations dock lists the current version.
+inline bool waitForMatches(MainWindow &w, int timeoutMs = kTimeoutMs) {
+  return QTest::qWaitFor(
+      [&] {
+        TransformationsDock *d = w.transformationsDock();
+        return !d->refreshing() && d->listedProgram() == wsOf(w).programPtr();
+      },
+      timeoutMs);
+}
+
+/// The first match of `transformation` that passes its check.
+inline transforms::Match firstApplicable(workspace::Workspace &ws,
+                                         const std::string &transformation) {
+  for (const transforms::Match &m : ws.matches(transformation))
+    if (ws.check(transformation, m))
+      return m;
+  throw Error("no applicable match of " + transformation);
+}
+
+/// The dock's row for `match` of `transformation`, or null.
+inline QTreeWidgetItem *matchItem(MainWindow &w,
+                                  const std::string &transformation,
+                                  const transforms::Match &match) {
+  QTreeWidget *tree = w.transformationsDock()->tree();
+  for (int t = 0; t < tree->topLevelItemCount(); ++t) {
+    QTreeWidgetItem *tier = tree->topLevelItem(t);
+    for (int i = 0; i < tier->childCount(); ++i) {
+      QTreeWidgetItem *tItem = tier->child(i);
+      if (tItem->text(0) != QString::fromStdString(transformation))
+        continue;
+      for (int m = 0; m < tItem->childCount(); ++m)
+        if (tItem->child(m)->text(0) == QString::fromStdString(match.str()))
+          return tItem->child(m);
+    }
+  }
+  return nullptr;
+}
+
+} // namespace weir::studio::testing
