@@ -64,6 +64,22 @@ PythonConsole::PythonConsole() {
 
 PythonConsole::~PythonConsole() {
   py::gil_scoped_acquire gil;
+  // The interpreter outlives the console, and what the user made can be
+  // held from outside the namespace (the last traceback's frames, `_`):
+  // let go of it all, so the workspaces bound here are freed now.
+  try {
+    state_->names.clear();
+    py::module_ sys = py::module_::import("sys");
+    for (const char *last : {"last_type", "last_value", "last_traceback"})
+      if (py::hasattr(sys, last))
+        py::delattr(sys, last);
+    py::module_ builtins = py::module_::import("builtins");
+    if (py::hasattr(builtins, "_"))
+      py::delattr(builtins, "_");
+    py::module_::import("gc").attr("collect")();
+  } catch (py::error_already_set &) {
+    // Nothing more to release.
+  }
   state_.reset();
 }
 
