@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QPainter>
+#include <QShortcut>
 #include <QSvgGenerator>
 #include <QVBoxLayout>
 
@@ -25,6 +26,16 @@ GraphPanel::GraphPanel(QWidget *parent)
             pending_ = {};
             emit layoutFailed(message);
           });
+  // After onLaidOut and the failure handler: the runner is idle by then.
+  connect(&runner_, &LayoutRunner::finished, this, &GraphPanel::noteBusy);
+  connect(&runner_, &LayoutRunner::failed, this, &GraphPanel::noteBusy);
+  // Esc on the graph cancels a slow layout (the window also offers a
+  // button while one runs).
+  cancelShortcut_ = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+  cancelShortcut_->setContext(Qt::WidgetWithChildrenShortcut);
+  cancelShortcut_->setEnabled(false);
+  connect(cancelShortcut_, &QShortcut::activated, this,
+          &GraphPanel::cancelLayout);
   connect(scene_, &QGraphicsScene::selectionChanged, this,
           &GraphPanel::onSelectionChanged);
   connect(scene_, &GraphScene::scopeToggleRequested, this,
@@ -69,6 +80,26 @@ void GraphPanel::showProgram(std::shared_ptr<const ir::Program> program,
   p.graph = sceneGraph(*program, state, collapsed_, collapsedGroups_);
   p.ticket = runner_.request(p.graph.layoutGraph());
   pending_ = std::move(p);
+  noteBusy();
+}
+
+void GraphPanel::cancelLayout() {
+  if (!runner_.busy())
+    return;
+  // The runner drops the running job's result and any queued request;
+  // forgetting pending_ makes relayout() start from the shown scene.
+  runner_.cancel();
+  pending_ = {};
+  noteBusy();
+  emit layoutCancelled();
+}
+
+void GraphPanel::noteBusy() {
+  if (busy_ == runner_.busy())
+    return;
+  busy_ = runner_.busy();
+  cancelShortcut_->setEnabled(busy_);
+  emit layingOutChanged(busy_);
 }
 
 void GraphPanel::relayout() {
@@ -145,6 +176,7 @@ void GraphPanel::reset() {
   collapsed_.clear();
   collapsedGroups_.clear();
   visibleTimer_->start();
+  noteBusy();
 }
 
 void GraphPanel::onLaidOut(std::uint64_t ticket,

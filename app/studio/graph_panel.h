@@ -18,6 +18,8 @@
 #include <QTimer>
 #include <QWidget>
 
+class QShortcut;
+
 #include <memory>
 #include <optional>
 #include <set>
@@ -49,6 +51,11 @@ public:
   int shownState() const { return shownState_; }
   /// Whether a layout is being waited for.
   bool layingOut() const { return runner_.busy(); }
+  /// Stops waiting for the layout in progress: its result is dropped (dot
+  /// cannot be interrupted; it ends on its thread and is thrown away), the
+  /// previous scene stays, and the next showProgram() lays out as usual.
+  /// Does nothing when no layout is awaited.
+  void cancelLayout();
 
   /// Collapses the map scope of entry `entry` into one box, or expands
   /// it, and lays the graph out again (view only: scope_view.h). Ids that
@@ -109,6 +116,11 @@ signals:
   /// The scene was rebuilt from a new layout.
   void laidOut(double seconds, std::size_t nodes);
   void layoutFailed(const QString &message);
+  /// cancelLayout() dropped the layout in progress.
+  void layoutCancelled();
+  /// layingOut() changed: a layout was asked for, arrived, failed or was
+  /// cancelled.
+  void layingOutChanged(bool busy);
   /// What visibleNodes() returns changed: after a scroll, zoom, resize or
   /// layout, once the view has been still for a moment.
   void visibleNodesChanged(const std::vector<weir::ir::NodeId> &ids);
@@ -129,6 +141,8 @@ private:
   void updateVisibleNodes();
   /// Lays out again what is shown, or what is about to be.
   void relayout();
+  /// Emits layingOutChanged when layingOut() differs from last time.
+  void noteBusy();
 
   GraphView *view_;
   GraphScene *scene_;
@@ -149,6 +163,10 @@ private:
   /// Operator groups drawn collapsed, by name.
   std::set<std::string> collapsedGroups_;
   bool rebuilding_ = false; ///< selection changes are ours, not the user's
+  bool busy_ = false;       ///< layingOut() as last reported
+  /// Esc: enabled only while a layout runs, so it takes the key from no
+  /// one otherwise.
+  QShortcut *cancelShortcut_;
   /// Debounces visibleNodesChanged while the user scrolls or zooms.
   QTimer *visibleTimer_;
   std::vector<ir::NodeId> visible_; ///< as last reported

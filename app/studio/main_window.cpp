@@ -13,6 +13,7 @@
 #include "app/studio/run_dock.h"
 #include "app/studio/theme.h"
 #include "app/studio/transformations_dock.h"
+#include "app/studio/verify_runner.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 
@@ -27,6 +28,8 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QToolBar>
@@ -43,6 +46,9 @@ MainWindow::MainWindow(QWidget *parent)
       run_(new RunDock(*document_, *panel_, this)),
       states_(new QComboBox(this)), find_(new QLineEdit(this)),
       statusProgram_(new QLabel(this)), statusLayout_(new QLabel(this)),
+      cancelLayout_(new QPushButton(tr("Cancel layout"), this)),
+      statusVerify_(new QLabel(this)), verifyBusy_(new QProgressBar(this)),
+      verifier_(new VerifyRunner(this)),
       autosave_(new Autosave(*document_, this)),
       palette_(new CommandPalette(this)) {
   setCentralWidget(panel_);
@@ -56,7 +62,18 @@ MainWindow::MainWindow(QWidget *parent)
   code_->hide();
   run_->hide();
   statusBar()->addWidget(statusProgram_, 1);
+  statusBar()->addPermanentWidget(statusVerify_);
+  // Indeterminate: verification reports no progress of its own.
+  verifyBusy_->setRange(0, 0);
+  verifyBusy_->setMaximumWidth(120);
+  verifyBusy_->hide();
+  statusBar()->addPermanentWidget(verifyBusy_);
   statusBar()->addPermanentWidget(statusLayout_);
+  cancelLayout_->setToolTip(tr("Stop waiting for this layout and keep the "
+                               "graph shown now (Esc on the graph)"));
+  cancelLayout_->setFlat(true);
+  cancelLayout_->hide();
+  statusBar()->addPermanentWidget(cancelLayout_);
   createActions();
   resize(1400, 900);
   resizeDocks({history_, transformations_}, {220, 420}, Qt::Horizontal);
@@ -106,6 +123,15 @@ MainWindow::MainWindow(QWidget *parent)
   connect(panel_, &GraphPanel::layoutFailed, this, [this](const QString &m) {
     statusLayout_->setText(tr("layout failed: %1").arg(m));
   });
+  connect(panel_, &GraphPanel::layingOutChanged, cancelLayout_,
+          &QWidget::setVisible);
+  connect(cancelLayout_, &QPushButton::clicked, panel_,
+          &GraphPanel::cancelLayout);
+  connect(panel_, &GraphPanel::layoutCancelled, this, [this] {
+    statusLayout_->setText(
+        tr("layout cancelled; the graph shows the previous layout"));
+  });
+  connect(verifier_, &VerifyRunner::finished, this, &MainWindow::onVerified);
   connect(transformations_, &TransformationsDock::highlightRequested, panel_,
           &GraphPanel::highlight);
   connect(states_, &QComboBox::currentIndexChanged, this,
@@ -143,7 +169,11 @@ MainWindow::MainWindow(QWidget *parent)
   updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // The runner waits for its worker when the children go; its result must
+  // not reach this half-destroyed window then.
+  disconnect(verifier_, nullptr, this, nullptr);
+}
 
 void MainWindow::createActions() {
   QMenu *file = menuBar()->addMenu(tr("&File"));
@@ -166,6 +196,19 @@ void MainWindow::createActions() {
   redo_->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence::Redo});
   edit->addAction(undo_);
   edit->addAction(redo_);
+  edit->addSeparator();
+  verify_ = edit->addAction(tr("&Verify current version"),
+                            QKeySequence(tr("Ctrl+Shift+V")), this,
+                            &MainWindow::verifyCurrentVersion);
+  verify_->setToolTip(tr("Run the current version and version 0 on the same "
+                         "random inputs and compare their outputs"));
+  verify_->setEnabled(false);
+  connect(document_, &Document::opened, this, [this] {
+    verify_->setEnabled(!verifier_->busy());
+    // A result about the previous document's versions.
+    if (!verifier_->busy())
+      statusVerify_->clear();
+  });
 
   QMenu *view = menuBar()->addMenu(tr("&View"));
   QAction *fit = view->addAction(tr("&Fit graph"), QKeySequence(tr("Ctrl+0")),
@@ -348,6 +391,56 @@ void MainWindow::showSelection() {
   }
   }
 }
+
+void MainWindow::verifyCurrentVersion() {
+  workspace::Workspace *ws = document_->workspace();
+  if (!ws || verifier_->busy())
+    return;
+  if (ws->current() == 0) {
+    statusVerify_->setText(tr("version 0 is the imported model: nothing to "
+                              "verify"));
+    return;
+  }
+  if (!verifier_->start(*ws))
+    return;
+  verify_->setEnabled(false);
+  verifyBusy_->show();
+  statusVerify_->setText(
+      tr("verifying version %1 against version 0…").arg(ws->current()));
+  statusVerify_->setToolTip({});
+}
+
+void MainWindow::onVerified() {
+  const VerifyRunner::Outcome &o = verifier_->outcome();
+  verifyBusy_->hide();
+  verify_->setEnabled(document_->workspace() != nullptr);
+  QString line = o.ok ? tr("version %1 verified against version %2")
+                            .arg(o.version)
+                            .arg(o.reference)
+                      : tr("version %1 FAILED verification against version %2")
+                            .arg(o.version)
+                            .arg(o.reference);
+  statusVerify_->setText(line);
+  statusVerify_->setToolTip(o.text);
+  // Non-modal: the user keeps working while it is open; a later result
+  // replaces it.
+  if (!verifyMessage_) {
+    verifyMessage_ = new QMessageBox(this);
+    verifyMessage_->setWindowTitle(tr("Verify"));
+    verifyMessage_->setAttribute(Qt::WA_DeleteOnClose);
+    verifyMessage_->setModal(false);
+  }
+  verifyMessage_->setIcon(o.ok ? QMessageBox::Information
+                               : QMessageBox::Warning);
+  verifyMessage_->setText(line + ".");
+  verifyMessage_->setInformativeText(
+      tr("%1 (%2 s)").arg(o.text).arg(o.seconds, 0, 'f', 2));
+  verifyMessage_->show();
+}
+
+QString MainWindow::verifyStatusText() const { return statusVerify_->text(); }
+
+QMessageBox *MainWindow::verifyMessage() { return verifyMessage_; }
 
 void MainWindow::updateTitle() {
   setWindowTitle(document_->workspace()

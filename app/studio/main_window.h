@@ -6,11 +6,15 @@
 /// and keeps the views in step with the document's signals.
 
 #include <QMainWindow>
+#include <QPointer>
 
 class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QMessageBox;
+class QProgressBar;
+class QPushButton;
 
 namespace weir::studio {
 
@@ -24,6 +28,7 @@ class HistoryDock;
 class PropertiesDock;
 class RunDock;
 class TransformationsDock;
+class VerifyRunner;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -58,6 +63,19 @@ public:
   RecentFiles *recentFiles() { return recent_; }
   CommandPalette *commandPalette() { return palette_; }
   QAction *themeAction(bool dark) { return dark ? themeDark_ : themeLight_; }
+  /// The status bar's "Cancel layout" button, shown while a layout runs.
+  QPushButton *cancelLayoutButton() { return cancelLayout_; }
+  /// Edit ▸ Verify current version (Ctrl+Shift+V).
+  QAction *verifyAction() { return verify_; }
+  VerifyRunner *verifyRunner() { return verifier_; }
+  /// Checks the current version against version 0 on a worker thread
+  /// (verify_runner.h): a busy indicator in the status bar meanwhile, then
+  /// the result there and in a non-modal message box.
+  void verifyCurrentVersion();
+  /// What the status bar says about the last verification ("" before).
+  QString verifyStatusText() const;
+  /// The last verification's message box while it is open, else null.
+  QMessageBox *verifyMessage();
   /// How a found autosave is answered: WEIR_STUDIO_RECOVER=yes|no (tests,
   /// scripts), else a question to the user.
   bool askRecovery(const QString &document);
@@ -72,6 +90,7 @@ private:
   void showCurrentVersion();
   void showState(int index);
   void showSelection();
+  void onVerified();
   void updateTitle();
   /// Asks what to do with unsaved changes; false when the user cancels.
   bool maybeSave();
@@ -96,6 +115,12 @@ private:
   QLineEdit *find_;
   QLabel *statusProgram_;
   QLabel *statusLayout_;
+  QPushButton *cancelLayout_;
+  QLabel *statusVerify_;
+  QProgressBar *verifyBusy_;
+  VerifyRunner *verifier_;
+  QPointer<QMessageBox> verifyMessage_;
+  QAction *verify_ = nullptr;
   QAction *undo_ = nullptr;
   QAction *redo_ = nullptr;
   QAction *themeLight_ = nullptr;

@@ -92,6 +92,11 @@ private:
   int outlined_ = 0;
   std::vector<std::string> *profileLabels_;
   int loopDepth_ = 0; ///< loops (and outlined bodies) around the insert point
+  /// The label of the innermost labelled loop around the insert point:
+  /// block names start with it (see kBlockLabelSeparator).
+  std::string label_;
+  /// `label_` (encoded), kBlockLabelSeparator, then `suffix`.
+  std::string blockName(const std::string &suffix) const;
   /// Times `emitBody` when profiling and outside all loops.
   template <typename F> void profiled(const std::string &label, F emitBody);
 };

@@ -101,11 +101,19 @@ void Emitter::emit(const Stmt &s) {
     return;
   }
   case StmtKind::Call:
+    // Outside all loops, the call's block (a loop's exit, say) is named
+    // after it; the entry block keeps its name.
+    if (label_.empty() && !s.label.empty() &&
+        b_.GetInsertBlock() != &scope_.fn->getEntryBlock()) {
+      label_ = s.label;
+      b_.GetInsertBlock()->setName(blockName("call"));
+      label_.clear();
+    }
     return profiled(s.label, [&] { emitCall(s); });
   case StmtKind::If: {
     llvm::Value *cond = value(*s.value);
-    auto *then = llvm::BasicBlock::Create(ctx_, "then", scope_.fn);
-    auto *cont = llvm::BasicBlock::Create(ctx_, "endif", scope_.fn);
+    auto *then = llvm::BasicBlock::Create(ctx_, blockName("then"), scope_.fn);
+    auto *cont = llvm::BasicBlock::Create(ctx_, blockName("endif"), scope_.fn);
     b_.CreateCondBr(cond, then, cont);
     b_.SetInsertPoint(then);
     for (const StmtPtr &c : s.body)
@@ -137,22 +145,44 @@ void Emitter::profiled(const std::string &label, F emitBody) {
       {scope_.rt, b_.getInt64(static_cast<std::uint64_t>(id)), start});
 }
 
+std::string Emitter::blockName(const std::string &suffix) const {
+  // Percent-encoded so that the first separator ends the label.
+  std::string name;
+  for (char c : label_)
+    if (c == '%' || c == kBlockLabelSeparator)
+      name += c == '%' ? "%25" : "%24";
+    else
+      name += c;
+  return name + kBlockLabelSeparator + suffix;
+}
+
 void Emitter::emitFor(const Stmt &s) {
+  std::string outer = label_;
+  if (!s.label.empty())
+    label_ = s.label;
   profiled(s.label, [&] {
     if (s.forKind == ForKind::Parallel)
       return emitParallelFor(s);
     emitSerialLoop(s.var, index(s.begin), index(s.end), index(s.step),
                    s.forKind == ForKind::Vectorized, s.body);
   });
+  label_ = std::move(outer);
+  // What follows the loop goes into its exit block, which so is named
+  // after the enclosing loop's label (none outside all loops).
+  if (s.forKind != ForKind::Parallel)
+    b_.GetInsertBlock()->setName(blockName(s.var + ".exit"));
 }
 
 void Emitter::emitSerialLoop(const std::string &var, llvm::Value *begin,
                              llvm::Value *end, llvm::Value *step,
                              bool vectorize, const std::vector<StmtPtr> &body) {
   llvm::BasicBlock *pre = b_.GetInsertBlock();
-  auto *head = llvm::BasicBlock::Create(ctx_, var + ".head", scope_.fn);
-  auto *loop = llvm::BasicBlock::Create(ctx_, var + ".body", scope_.fn);
-  auto *exit = llvm::BasicBlock::Create(ctx_, var + ".exit", scope_.fn);
+  auto *head =
+      llvm::BasicBlock::Create(ctx_, blockName(var + ".head"), scope_.fn);
+  auto *loop =
+      llvm::BasicBlock::Create(ctx_, blockName(var + ".body"), scope_.fn);
+  auto *exit =
+      llvm::BasicBlock::Create(ctx_, blockName(var + ".exit"), scope_.fn);
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
   llvm::PHINode *iv = b_.CreatePHI(i64(), 2, var);
@@ -248,7 +278,7 @@ void Emitter::emitParallelFor(const Stmt &s) {
   Scope saved = std::move(scope_);
 
   // The trampoline.
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", tramp));
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, blockName("entry"), tramp));
   std::vector<llvm::Value *> args;
   for (unsigned i = 0; i < fields.size(); ++i)
     args.push_back(b_.CreateLoad(
@@ -261,7 +291,7 @@ void Emitter::emitParallelFor(const Stmt &s) {
   // The chunk.
   scope_ = Scope{};
   scope_.fn = inner;
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", inner));
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, blockName("entry"), inner));
   unsigned arg = 0;
   for (const auto &[n, v] : bufs)
     scope_.buffers[n] = inner->getArg(arg++);
@@ -276,9 +306,9 @@ void Emitter::emitParallelFor(const Stmt &s) {
   llvm::Value *innerStep = index(s.step);
   std::string k = s.var + ".k";
   llvm::BasicBlock *pre = b_.GetInsertBlock();
-  auto *head = llvm::BasicBlock::Create(ctx_, k + ".head", inner);
-  auto *loop = llvm::BasicBlock::Create(ctx_, k + ".body", inner);
-  auto *exit = llvm::BasicBlock::Create(ctx_, k + ".exit", inner);
+  auto *head = llvm::BasicBlock::Create(ctx_, blockName(k + ".head"), inner);
+  auto *loop = llvm::BasicBlock::Create(ctx_, blockName(k + ".body"), inner);
+  auto *exit = llvm::BasicBlock::Create(ctx_, blockName(k + ".exit"), inner);
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
   llvm::PHINode *kv = b_.CreatePHI(i64(), 2, k);
@@ -308,8 +338,10 @@ void Emitter::emitAllocate(const Stmt &s) {
     fn->addRetAttr(llvm::Attribute::NoAlias);
   llvm::Value *p = b_.CreateCall(alloc, {scope_.rt, bytes}, s.buffer);
   // Out of memory: the runtime has recorded the error; skip the body.
-  auto *ok = llvm::BasicBlock::Create(ctx_, s.buffer + ".ok", scope_.fn);
-  auto *done = llvm::BasicBlock::Create(ctx_, s.buffer + ".done", scope_.fn);
+  auto *ok =
+      llvm::BasicBlock::Create(ctx_, blockName(s.buffer + ".ok"), scope_.fn);
+  auto *done =
+      llvm::BasicBlock::Create(ctx_, blockName(s.buffer + ".done"), scope_.fn);
   b_.CreateCondBr(b_.CreateIsNull(p), done, ok);
   b_.SetInsertPoint(ok);
   llvm::Value *shadowed = nullptr;

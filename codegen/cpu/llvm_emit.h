@@ -12,6 +12,17 @@
 /// parameters are `noalias`, so the optimizer knows containers never
 /// overlap. Each parallel loop is outlined into a function that runs a chunk
 /// of iterations, called through weir_parallel_for.
+///
+/// Basic blocks say which loop IR statement they come from: a block of a
+/// loop (or of an `if` or allocation inside one) is named `<label>$<what>`,
+/// where <label> is the label of the innermost labelled loop around it (""
+/// outside all) with `%` and `$` percent-encoded. So the label is what
+/// precedes the first `$`, whatever suffix LLVM or its passes append (a
+/// number, `.preheader`, or `.<other block>_crit_edge`, which names two).
+/// A loop's exit block holds what follows the loop, so it is named after
+/// the enclosing loop; a call outside all loops names its block
+/// `<label>$call` (but `entry`). Names only: the code is the same without
+/// them.
 
 #include "codegen/lower/loop_ir.h"
 
@@ -23,6 +34,9 @@
 #include <vector>
 
 namespace weir::codegen::cpu {
+
+/// Separates a block name's label from the rest (see above).
+inline constexpr char kBlockLabelSeparator = '$';
 
 /// Builds the module for `f` in `context`. `entryName` names the entry
 /// function. Throws weir::Error when the loop IR uses a name it does not

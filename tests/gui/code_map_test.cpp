@@ -3,7 +3,8 @@
 /// sample model after expand-all, each `// node: <label>` region belongs to
 /// its map entry; selecting a node highlights and scrolls to its lines,
 /// clicking a line selects its node, and "Selected node only" shows just
-/// the node's lines.
+/// the node's lines. The LLVM IR maps the same way, by the labels its
+/// blocks are named after (codegen/cpu/llvm_emit.h).
 
 #include "app/studio/code_dock.h"
 #include "app/studio/document.h"
@@ -13,8 +14,11 @@
 #include "tests/gui/test_environment.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QPlainTextEdit>
 #include <QScrollBar>
+#include <QSignalSpy>
+#include <QTabWidget>
 #include <QTest>
 #include <QTextBlock>
 
@@ -57,6 +61,7 @@ private slots:
   void cleanup() { env_->clear(); }
   void cleanupTestCase() { env_.reset(); }
   void linesMapToNodesBothWays();
+  void llvmLinesMapToNodes();
 
 private:
   std::unique_ptr<testing::TestEnvironment> env_;
@@ -138,6 +143,80 @@ void CodeMapTest::linesMapToNodesBothWays() {
   // Nothing selected: nothing highlighted.
   panel->scene()->clearSelection();
   QVERIFY(code->highlightedLines().empty());
+}
+
+void CodeMapTest::llvmLinesMapToNodes() {
+  MainWindow w;
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  w.openFile(kSample);
+  QVERIFY(waitForGraph(w, kSlowTimeoutMs));
+  w.document()->apply("expand-all", firstApplicable(wsOf(w), "expand-all"));
+  QVERIFY(waitForGraph(w, kSlowTimeoutMs));
+  CodeDock *code = w.codeDock();
+  code->show();
+  QVERIFY(QTest::qWaitFor([&] { return !code->busy(); }, kSlowTimeoutMs));
+  QSignalSpy ready(code, &CodeDock::llvmReady);
+  code->generateLLVMIR();
+  QVERIFY(ready.wait(kSlowTimeoutMs));
+  code->findChild<QTabWidget *>()->setCurrentIndex(1);
+  using Tab = CodeDock::Tab;
+
+  // Lines of the IR belong to map entries, each from a block named after
+  // the entry's label.
+  const ir::State &state = wsOf(w).program().states.front();
+  std::map<ir::NodeId, QString> entries;
+  for (const ir::Node &n : state.nodes)
+    if (n.kind == ir::NodeKind::MapEntry)
+      entries[n.id] = QString::fromStdString(n.label);
+  const QStringList lines = code->llvmText().split('\n');
+  QVERIFY(!code->nodeAtLine(0, Tab::LLVM)); // the module's header
+  std::map<ir::NodeId, int> firstLine;
+  for (int i = 0; i < int(lines.size()); ++i) {
+    std::optional<ir::NodeId> node = code->nodeAtLine(i, Tab::LLVM);
+    if (node && entries.count(*node) && !firstLine.count(*node)) {
+      firstLine[*node] = i;
+      QVERIFY2(lines[i].contains(entries[*node] + "$"), qPrintable(lines[i]));
+    }
+  }
+  QVERIFY2(firstLine.size() >= 2, qPrintable(code->llvmText().left(4000)));
+  // Prefer a convolution's im2col or gemm map, when the sample has one.
+  auto pick = firstLine.begin();
+  for (auto it = firstLine.begin(); it != firstLine.end(); ++it)
+    if (entries[it->first].contains("im2col") ||
+        entries[it->first].contains("gemm"))
+      pick = it;
+  ir::NodeId node = pick->first;
+  ir::NodeId other =
+      (pick == firstLine.begin() ? std::next(pick) : firstLine.begin())->first;
+
+  // Code → graph: clicking a line of the node's block selects the node.
+  GraphPanel *panel = w.graphPanel();
+  panel->selectNode(other);
+  QCOMPARE(selectedNode(panel), std::optional(other));
+  clickLine(code->llvmView(), pick->second + 1);
+  QCOMPARE(selectedNode(panel), std::optional(node));
+
+  // Graph → code: the node's IR lines are highlighted.
+  std::vector<int> mine = code->linesOf(node, Tab::LLVM);
+  QVERIFY(!mine.empty());
+  QCOMPARE(code->highlightedLines(Tab::LLVM), mine);
+  panel->selectNode(other);
+  QCOMPARE(code->highlightedLines(Tab::LLVM), code->linesOf(other, Tab::LLVM));
+
+  // "Selected node only" filters the IR too.
+  code->selectedOnly()->setChecked(true);
+  QCOMPARE(code->shownLines(Tab::LLVM), code->linesOf(other, Tab::LLVM));
+  QStringList shown = code->llvmView()->toPlainText().split('\n');
+  QCOMPARE(int(shown.size()), int(code->linesOf(other, Tab::LLVM).size()));
+  code->selectedOnly()->setChecked(false);
+  QCOMPARE(int(code->shownLines(Tab::LLVM).size()), int(lines.size()));
+
+  // The optimized IR keeps the names, so it maps too.
+  code->findChild<QComboBox *>()->setCurrentIndex(1);
+  QVERIFY(code->llvmText() != lines.join('\n'));
+  QVERIFY(!code->linesOf(other, Tab::LLVM).empty());
+  QCOMPARE(code->highlightedLines(Tab::LLVM), code->linesOf(other, Tab::LLVM));
 }
 
 QTEST_MAIN(CodeMapTest)

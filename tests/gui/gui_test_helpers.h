@@ -2,8 +2,9 @@
 /// \file
 /// Helpers the GUI tests share: the time allowed for background work, the
 /// open workspace of a MainWindow, waiting for the graph and the
-/// Transformations dock to catch up with the current version, and finding
-/// a transformation's first applicable match and its row in the dock.
+/// Transformations dock to catch up with the current version, finding a
+/// transformation's first applicable match and its row in the dock, and a
+/// large synthetic program for layout tests.
 
 #include "app/studio/document.h"
 #include "app/studio/graph_panel.h"
@@ -93,6 +94,55 @@ inline QTreeWidgetItem *matchItem(MainWindow &w,
     }
   }
   return nullptr;
+}
+
+/// A network-shaped program of about `nodes` nodes: blocks of a
+/// convolution (with its weight), a Relu and an Add of the block's input,
+/// as library nodes between access nodes, the way import leaves a model.
+inline std::shared_ptr<const ir::Program> syntheticNetwork(std::size_t nodes) {
+  auto p = std::make_shared<ir::Program>();
+  p->name = "synthetic";
+  ir::State s;
+  s.name = "main";
+  std::vector<ir::Expr> shape = {1, 16, 8, 8};
+  auto container = [&](const std::string &name) {
+    ir::Container c;
+    c.name = name;
+    c.shape = shape;
+    c.strides = ir::rowMajorStrides(shape);
+    p->addContainer(c);
+    return ir::addAccess(*p, s, name);
+  };
+  auto op = [&](const std::string &type, std::vector<ir::NodeId> inputs,
+                std::vector<std::string> names, const std::string &out) {
+    ir::Node n;
+    n.id = p->newNodeId();
+    n.kind = ir::NodeKind::Library;
+    n.label = type + "_" + out;
+    n.payload = ir::LibraryData{type};
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      n.inputs.push_back({"in" + std::to_string(i)});
+    n.outputs.push_back({"out"});
+    s.nodes.push_back(n);
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      ir::addEdge(*p, s, inputs[i], "", n.id, "in" + std::to_string(i),
+                  {names[i], ir::Subset::full(shape)});
+    ir::NodeId o = container(out);
+    ir::addEdge(*p, s, n.id, "out", o, "", {out, ir::Subset::full(shape)});
+    return o;
+  };
+  std::string x = "x0";
+  ir::NodeId xs = container(x);
+  for (int b = 0; s.nodes.size() < nodes; ++b) {
+    std::string i = std::to_string(b);
+    ir::NodeId w = container("w" + i);
+    ir::NodeId c = op("Conv", {xs, w}, {x, "w" + i}, "c" + i);
+    ir::NodeId r = op("Relu", {c}, {"c" + i}, "r" + i);
+    xs = op("Add", {r, xs}, {"r" + i, x}, "x" + std::to_string(b + 1));
+    x = "x" + std::to_string(b + 1);
+  }
+  p->states.push_back(std::move(s));
+  return p;
 }
 
 } // namespace weir::studio::testing
