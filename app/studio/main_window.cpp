@@ -68,6 +68,11 @@ MainWindow::MainWindow(QWidget *parent)
   verifyBusy_->setMaximumWidth(120);
   verifyBusy_->hide();
   statusBar()->addPermanentWidget(verifyBusy_);
+  openBusy_ = new QProgressBar(this);
+  openBusy_->setRange(0, 0); // busy: import and replay report no steps
+  openBusy_->setMaximumWidth(120);
+  openBusy_->hide();
+  statusBar()->addPermanentWidget(openBusy_);
   statusBar()->addPermanentWidget(statusLayout_);
   cancelLayout_->setToolTip(tr("Stop waiting for this layout and keep the "
                                "graph shown now (Esc on the graph)"));
@@ -82,6 +87,7 @@ MainWindow::MainWindow(QWidget *parent)
   connect(document_, &Document::openFailed, this,
           [this](const QString &path, const QString &message) {
             statusBar()->clearMessage();
+            openBusy_->hide();
             QMessageBox::warning(this, tr("Cannot open"),
                                  tr("Cannot open %1:\n%2").arg(path, message));
           });
@@ -302,6 +308,7 @@ void MainWindow::openFile(const QString &path) { document_->open(path); }
 
 void MainWindow::openInBackground(const QString &path) {
   statusBar()->showMessage(tr("Opening %1…").arg(path));
+  openBusy_->show();
   document_->openInBackground(path);
 }
 
@@ -309,6 +316,7 @@ void MainWindow::saveFile(const QString &path) { document_->save(path); }
 
 void MainWindow::onOpened() {
   statusBar()->clearMessage();
+  openBusy_->hide();
   const ir::Program &p = document_->workspace()->program();
   QSignalBlocker block(states_);
   states_->clear();

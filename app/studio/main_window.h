@@ -59,6 +59,8 @@ public:
   QAction *undoAction() { return undo_; }
   QAction *redoAction() { return redo_; }
   QLineEdit *findField() { return find_; }
+  /// The busy bar shown while a file opens in the background.
+  QProgressBar *openProgress() { return openBusy_; }
   Autosave *autosave() { return autosave_; }
   RecentFiles *recentFiles() { return recent_; }
   CommandPalette *commandPalette() { return palette_; }
@@ -118,6 +120,7 @@ private:
   QPushButton *cancelLayout_;
   QLabel *statusVerify_;
   QProgressBar *verifyBusy_;
+  QProgressBar *openBusy_; ///< while a file opens in the background
   VerifyRunner *verifier_;
   QPointer<QMessageBox> verifyMessage_;
   QAction *verify_ = nullptr;

@@ -25,6 +25,7 @@
 #include <QFontDatabase>
 #include <QImage>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -273,6 +274,15 @@ void StudioTest::opensInTheBackground() {
            QString("/nonexistent/model.onnx"));
   QVERIFY(failed.front().back().toString().contains("/nonexistent/model.onnx"));
   QCOMPARE(doc.workspace()->hash(), sample);
+
+  // The window shows a busy bar while it opens, and hides it after.
+  MainWindow w;
+  w.show();
+  w.openInBackground(kSample);
+  QVERIFY(w.openProgress()->isVisible());
+  QTRY_VERIFY_WITH_TIMEOUT(!w.openProgress()->isVisible(), kTimeoutMs);
+  QVERIFY(w.document()->workspace());
+  QCOMPARE(w.document()->workspace()->hash(), sample);
 }
 
 void StudioTest::failuresLeaveTheDocumentAsItWas() {
