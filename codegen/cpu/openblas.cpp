@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -53,7 +54,69 @@ OpenBlas load() {
   return b;
 }
 
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+void call(const OpenBlas &blas, const GemmArgs &g) {
+  blas.sgemm(kRowMajor, g.transA ? kTrans : kNoTrans,
+             g.transB ? kTrans : kNoTrans, static_cast<int>(g.m),
+             static_cast<int>(g.n), static_cast<int>(g.k), g.alpha, g.a,
+             static_cast<int>(g.lda), g.b, static_cast<int>(g.ldb), g.beta,
+             g.c, static_cast<int>(g.ldc));
+}
+
+/// Below this many multiply-adds a product runs on one thread (about 10
+/// microseconds of work, the cost of handing a slice to another thread).
+constexpr std::int64_t kSerialMacs = std::int64_t(1) << 18;
+constexpr std::int64_t kAlign = 16;
+
+struct Split {
+  const GemmArgs *g;
+  bool byColumns;
+  std::int64_t slice; ///< columns or rows per part, a multiple of kAlign
+};
+
+void runPart(void *context, std::int64_t begin, std::int64_t end) {
+  const Split &s = *static_cast<const Split *>(context);
+  const OpenBlas &blas = openBlas();
+  for (std::int64_t part = begin; part < end; ++part) {
+    GemmArgs g = *s.g;
+    std::int64_t total = s.byColumns ? g.n : g.m;
+    std::int64_t from = part * s.slice;
+    std::int64_t size = std::min(s.slice, total - from);
+    if (size <= 0)
+      continue;
+    if (s.byColumns) {
+      g.n = size;
+      g.b += g.transB ? from * g.ldb : from;
+      g.c += from;
+    } else {
+      g.m = size;
+      g.a += g.transA ? from : from * g.lda;
+      g.c += from * g.ldc;
+    }
+    call(blas, g);
+  }
+}
+
 } // namespace
+
+void openblasOnPool(runtime::ThreadPool &pool, const GemmArgs &g) {
+  const OpenBlas &blas = openBlas();
+  if (blas.getThreads() != 1)
+    blas.setThreads(1);
+  int threads = pool.threads();
+  bool byColumns = g.n >= g.m;
+  std::int64_t total = byColumns ? g.n : g.m;
+  if (threads == 1 || g.m * g.n * std::max<std::int64_t>(g.k, 1) < kSerialMacs ||
+      total < 2 * kAlign) {
+    call(blas, g);
+    return;
+  }
+  std::int64_t slice = (total + threads - 1) / threads;
+  slice = (slice + kAlign - 1) / kAlign * kAlign;
+  Split s{&g, byColumns, slice};
+  pool.parallelFor((total + slice - 1) / slice, &runPart, &s);
+}
 
 const OpenBlas &openBlas() {
   static std::once_flag once;

@@ -16,8 +16,6 @@
 namespace weir::codegen::cpu {
 namespace {
 
-constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
-
 /// Clears `size` bytes, on every thread of the pool when the block is large
 /// (one thread cannot saturate the memory bandwidth).
 void zeroFill(RunContext *rt, void *p, std::size_t size) {
@@ -45,32 +43,21 @@ void zeroFill(RunContext *rt, void *p, std::size_t size) {
 
 extern "C" {
 
-/// Row-major sgemm (ir/primitives.h) on OpenBLAS, with as many threads as
-/// the run's pool.
+/// Row-major sgemm (ir/primitives.h): Weir's micro-kernel, or OpenBLAS
+/// run on the program's own pool (openblasOnPool).
 void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
                 std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
                 const float *a, std::int64_t lda, const float *b,
                 std::int64_t ldb, double beta, float *c, std::int64_t ldc) {
   if (m <= 0 || n <= 0)
     return;
-  if (rt->weirGemm) {
-    sgemm(*rt->pool, transA != 0, transB != 0, m, n, k,
-          static_cast<float>(alpha), a, lda, b, ldb, static_cast<float>(beta),
-          c, ldc);
-    return;
-  }
-  // Loaded when the program was compiled (compile.cpp), so this cannot
-  // throw here, inside generated code.
-  const OpenBlas &blas = openBlas();
-  int threads = rt->pool->threads();
-  if (blas.getThreads() != threads)
-    blas.setThreads(threads);
-  blas.sgemm(kCblasRowMajor, transA ? kCblasTrans : kCblasNoTrans,
-             transB ? kCblasTrans : kCblasNoTrans, static_cast<int>(m),
-             static_cast<int>(n), static_cast<int>(k),
-             static_cast<float>(alpha), a, static_cast<int>(lda), b,
-             static_cast<int>(ldb), static_cast<float>(beta), c,
-             static_cast<int>(ldc));
+  GemmArgs g{transA != 0, transB != 0, m, n, k, static_cast<float>(alpha),
+             a, lda, b, ldb, static_cast<float>(beta), c, ldc};
+  if (rt->weirGemm)
+    sgemm(*rt->pool, g.transA, g.transB, m, n, k, g.alpha, a, lda, b, ldb,
+          g.beta, c, ldc);
+  else
+    openblasOnPool(*rt->pool, g);
 }
 
 /// Zero-filled, 64-byte aligned; null (and the run's error set) when out of

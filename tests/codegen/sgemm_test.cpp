@@ -1,13 +1,16 @@
-// Weir's own SGEMM against a double-precision reference: every combination
-// of transposes, alpha and beta (beta = 0 must ignore NaNs in C), edge
-// tiles in M and N, K across block boundaries, leading dimensions larger
-// than the rows, and 1 and 2 threads.
+// Weir's own SGEMM, and OpenBLAS split over Weir's pool, against a
+// double-precision reference: every combination of transposes, alpha and
+// beta (beta = 0 must ignore NaNs in C), edge tiles in M and N, K across
+// block boundaries, leading dimensions larger than the rows, and 1, 2 and
+// 3 threads (uneven splits).
 
+#include "codegen/cpu/openblas.h"
 #include "codegen/cpu/sgemm.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -19,8 +22,16 @@ struct Case {
   std::int64_t m, n, k;
 };
 
-void check(runtime::ThreadPool &pool, const Case &s, bool ta, bool tb,
-           float alpha, float beta, unsigned seed) {
+/// One engine: runs the product on a pool.
+using Engine = std::function<void(runtime::ThreadPool &, const GemmArgs &)>;
+
+void weirKernel(runtime::ThreadPool &pool, const GemmArgs &g) {
+  sgemm(pool, g.transA, g.transB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b,
+        g.ldb, g.beta, g.c, g.ldc);
+}
+
+void check(const Engine &engine, runtime::ThreadPool &pool, const Case &s,
+           bool ta, bool tb, float alpha, float beta, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::int64_t lda = (ta ? s.m : s.k) + 3, ldb = (tb ? s.k : s.n) + 5,
@@ -34,8 +45,8 @@ void check(runtime::ThreadPool &pool, const Case &s, bool ta, bool tb,
   for (float &x : c)
     x = beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
   std::vector<float> c0 = c;
-  sgemm(pool, ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta,
-        c.data(), ldc);
+  engine(pool, {ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb,
+                beta, c.data(), ldc});
   for (std::int64_t i = 0; i < s.m; ++i) {
     for (std::int64_t j = 0; j < s.n; ++j) {
       double sum = 0;
@@ -54,21 +65,32 @@ void check(runtime::ThreadPool &pool, const Case &s, bool ta, bool tb,
   }
 }
 
-TEST(Sgemm, MatchesReferenceOnEdgesAndBlocks) {
-  if (!sgemmKernelAvailable())
-    GTEST_SKIP() << "this CPU has no AVX-512F; the OpenBLAS engine is used";
-  for (int threads : {1, 2}) {
+void checkAll(const Engine &engine) {
+  for (int threads : {1, 2, 3}) {
     runtime::ThreadPool pool(threads);
     unsigned seed = 1;
     for (Case s : {Case{1, 1, 1}, Case{8, 32, 7}, Case{9, 33, 17},
                    Case{7, 31, 300}, Case{130, 70, 257}, Case{64, 3136, 27},
-                   Case{257, 5, 513}, Case{3, 3100, 12}})
+                   Case{257, 5, 513}, Case{3, 3100, 12}, Case{100, 40, 100}})
       for (bool ta : {false, true})
         for (bool tb : {false, true})
           for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{0.5f, 1.0f},
                                      std::pair{-2.0f, 0.25f}})
-            check(pool, s, ta, tb, alpha, beta, seed++);
+            check(engine, pool, s, ta, tb, alpha, beta, seed++);
   }
+}
+
+TEST(Sgemm, MatchesReferenceOnEdgesAndBlocks) {
+  if (!sgemmKernelAvailable())
+    GTEST_SKIP() << "this CPU has no AVX-512F; the OpenBLAS engine is used";
+  checkAll(&weirKernel);
+}
+
+// OpenBLAS, single-threaded, on slices of C (by columns when C is wider,
+// by rows otherwise; the larger cases are split, the smallest run whole).
+TEST(Sgemm, OpenBlasOnThePoolMatchesReference) {
+  checkAll(&openblasOnPool);
+  EXPECT_EQ(openBlas().getThreads(), 1);
 }
 
 TEST(Sgemm, DegenerateSizes) {
