@@ -32,9 +32,10 @@ void sgemm(runtime::ThreadPool &pool, bool transA, bool transB,
            float beta, float *c, std::int64_t ldc);
 
 /// Which routine executes gemm primitives.
-/// Auto is OpenBLAS for now: on this project's 2-core Zen 4 machine the
-/// micro-kernel reaches 0.6–1.3× OpenBLAS's GFLOP/s on one thread but
-/// scales worse to two (weir_gemm_bench), so it is opt-in until it wins.
+/// Auto is OpenBLAS (on Weir's pool) for now: on this project's 2-core Zen 4
+/// machine the micro-kernel matches OpenBLAS on most single products
+/// (weir_gemm_bench) but whole models run 4–10% faster on OpenBLAS, so it
+/// is opt-in until it wins.
 enum class GemmEngine : std::uint8_t {
   Auto,     ///< OpenBLAS (see above)
   Weir,     ///< the micro-kernel (an error where unavailable)

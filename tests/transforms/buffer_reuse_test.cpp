@@ -2,13 +2,14 @@
 // (overlapping lifetimes, different shapes, arguments, views, lifetimes
 // that only the run order separates, a later transient that would read its
 // buffer's zeros), equivalence on the interpreter and the CPU JIT, and the
-// transient memory it saves on the bundled models (and, when present, the
-// bench models) after the auto recipe.
+// transient memory it saves on the bundled models after the auto recipe
+// (tests/bench/movement_bench.cpp measures the bench models).
 
 #include "core/onnx/import.h"
 #include "core/workspace/auto_recipe.h"
 #include "core/workspace/workspace.h"
 #include "ir/memory.h"
+#include "transforms/auto_then_reuse.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
 #include "transforms/movement/buffer_reuse.h"
@@ -367,62 +368,6 @@ TEST(BufferReuse, RefusesSubgraphs) {
   EXPECT_THAT(refusal(g.p), HasSubstr("has a subgraph"));
 }
 
-/// Memory before and after buffer-reuse at the end of the auto recipe,
-/// checked by the workspace's verify (expand, JIT, bit-identical).
-void autoThenReuse(const std::string &path, bool verify, bool order) {
-  auto start = std::chrono::steady_clock::now();
-  workspace::Workspace ws(onnx_import::importModel(path).program);
-  workspace::applyAutoRecipe(ws, "cpu");
-  ir::MemoryReport before = ir::transientMemory(ws.program());
-  transforms::Params params{{"order", order}};
-  transforms::CheckResult c = ws.check("buffer-reuse", {}, params);
-  if (!c.ok) {
-    // Nothing left to share (after fusion a small model may keep only
-    // transients of different shapes): say what is there.
-    std::cout << "[ buffer-reuse ] "
-              << std::filesystem::path(path).filename().string()
-              << " after auto, order=" << order << ": " << before.str() << "; "
-              << c.reason << ":";
-    for (const ir::TransientLifetime &l : before.transients) {
-      std::cout << " " << l.container << "[";
-      for (const ir::Expr &e : ws.program().container(l.container).shape)
-        std::cout << e.str() << ",";
-      std::cout << "]@" << l.first << ".." << l.last;
-    }
-    std::cout << "\n";
-    EXPECT_THAT(c.reason, HasSubstr("no two transients"));
-    return;
-  }
-  ws.apply("buffer-reuse", {}, params);
-  ir::MemoryReport after = ir::transientMemory(ws.program());
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  std::cout << "[ buffer-reuse ] "
-            << std::filesystem::path(path).filename().string()
-            << " after auto, order=" << order << ": allocated "
-            << before.allocated << " -> " << after.allocated << " bytes ("
-            << before.buffers << " -> " << after.buffers << " buffers), peak "
-            << before.peak << " -> " << after.peak << " bytes; "
-            << ws.program().metadata.at("buffer-reuse") << "; " << seconds
-            << " s\n";
-  EXPECT_LT(after.allocated, before.allocated);
-  EXPECT_GE(after.allocated, after.peak);
-  // A shared buffer counts as live from its first use to its last.
-  EXPECT_GE(after.peak, before.peak);
-  if (verify) {
-    // The whole recipe within its tolerance, and the buffer-reuse step
-    // alone bit for bit.
-    workspace::VerifyReport v = ws.verify({.seed = 3});
-    EXPECT_TRUE(v.ok) << v.str();
-    workspace::VerifyReport step = ws.verifyStep(ws.current(), {.seed = 5});
-    EXPECT_TRUE(step.ok) << step.str();
-    EXPECT_TRUE(step.tolerance.exact);
-    std::cout << "[ buffer-reuse ]   verify: " << v.str()
-              << "; buffer-reuse step: " << step.str() << "\n";
-  }
-}
-
 TEST(BufferReuse, BundledModelsExpanded) {
   for (const char *name : {"cnn.onnx", "mlp.onnx", "transformer.onnx"}) {
     SCOPED_TRACE(name);
@@ -448,58 +393,6 @@ TEST(BufferReuse, BundledModelsAfterAuto) {
       autoThenReuse(std::string(WEIR_SOURCE_DIR) + "/resources/models/" + name,
                     true, order);
   }
-}
-
-/// The bench models (build/bench/models, made by tests/bench/
-/// export_models.py) with WEIR_BUFFER_REUSE_BENCH=1: about a minute for the
-/// four (the auto recipe twice each), too slow for the suite.
-/// WEIR_BUFFER_REUSE_VERIFY=1 also compiles and runs them (several minutes).
-TEST(BufferReuse, BenchModelsAfterAuto) {
-  auto on = [](const char *name) {
-    const char *v = std::getenv(name);
-    return v && std::string(v) == "1";
-  };
-  if (!on("WEIR_BUFFER_REUSE_BENCH"))
-    GTEST_SKIP() << "set WEIR_BUFFER_REUSE_BENCH=1 to measure the bench models";
-  std::filesystem::path dir =
-      std::filesystem::path(WEIR_SOURCE_DIR) / "build/bench/models";
-  bool verify = on("WEIR_BUFFER_REUSE_VERIFY");
-  int found = 0;
-  for (const char *name :
-       {"resnet18.onnx", "mobilenet_v2.onnx", "resnet50.onnx", "bert.onnx"}) {
-    if (!std::filesystem::exists(dir / name))
-      continue;
-    SCOPED_TRACE(name);
-    ++found;
-    for (bool order : {false, true})
-      autoThenReuse((dir / name).string(), verify, order);
-    // The plain expansion, for comparison (memory only).
-    ir::Program expanded =
-        transforms::applyChecked(
-            onnx_import::importModel(dir / name).program,
-            *transforms::requireTransformation("expand-all"), {})
-            .program;
-    ir::MemoryReport m0 = ir::transientMemory(expanded);
-    for (bool order : {false, true}) {
-      auto start = std::chrono::steady_clock::now();
-      ir::Program after =
-          transforms::applyChecked(expanded, reuse(), {}, {{"order", order}})
-              .program;
-      ir::MemoryReport m1 = ir::transientMemory(after);
-      std::cout << "[ buffer-reuse ] " << name << " expanded, order=" << order
-                << ": allocated " << m0.allocated << " -> " << m1.allocated
-                << " bytes (" << m0.buffers << " -> " << m1.buffers
-                << " buffers), peak " << m0.peak << " -> " << m1.peak
-                << " bytes; "
-                << std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count()
-                << " s to plan, apply and validate\n";
-      EXPECT_LT(m1.allocated, m0.allocated);
-    }
-  }
-  if (!found)
-    GTEST_SKIP() << "no bench models in " << dir.string();
 }
 
 } // namespace

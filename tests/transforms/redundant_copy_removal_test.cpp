@@ -290,35 +290,5 @@ TEST(RedundantCopyRemoval, BundledModels) {
   }
 }
 
-/// The bench models (build/bench/models), when present; slow, so run on
-/// request: --gtest_also_run_disabled_tests.
-TEST(RedundantCopyRemoval, DISABLED_BenchModelsAfterAuto) {
-  std::filesystem::path dir =
-      std::filesystem::path(WEIR_SOURCE_DIR) / "build/bench/models";
-  for (const char *name : {"resnet18.onnx", "mobilenet_v2.onnx", "bert.onnx"}) {
-    if (!std::filesystem::exists(dir / name))
-      continue;
-    SCOPED_TRACE(name);
-    workspace::Workspace ws(onnx_import::importModel(dir / name).program);
-    workspace::applyAutoRecipe(ws, "cpu");
-    ir::Program before = ws.program(), after = before;
-    int applied = toFixedPoint(after, rcr());
-    expectValid(after);
-    std::cout << "[ redundant-copy-removal ] " << name << " after auto: "
-              << applied << " copies removed, bytes moved "
-              << bytesMoved(before) << " -> " << bytesMoved(after)
-              << ", transients " << ir::transientMemory(before).str() << " -> "
-              << ir::transientMemory(after).str() << "\n";
-    std::string why = refusals(after, rcr());
-    std::cout << "  still refused:\n" << why;
-    if (applied > 0) {
-      workspace::VerifyReport v = workspace::verifyPrograms(
-          before, after, rcr().exactness(), {.seed = 11});
-      EXPECT_TRUE(v.ok) << v.str();
-      std::cout << "  verify: " << v.str() << "\n";
-    }
-  }
-}
-
 } // namespace
 } // namespace weir::transforms_testing
