@@ -60,8 +60,8 @@ void call(const OpenBlas &blas, const GemmArgs &g) {
   blas.sgemm(kRowMajor, g.transA ? kTrans : kNoTrans,
              g.transB ? kTrans : kNoTrans, static_cast<int>(g.m),
              static_cast<int>(g.n), static_cast<int>(g.k), g.alpha, g.a,
-             static_cast<int>(g.lda), g.b, static_cast<int>(g.ldb), g.beta,
-             g.c, static_cast<int>(g.ldc));
+             static_cast<int>(g.lda), g.b, static_cast<int>(g.ldb), g.beta, g.c,
+             static_cast<int>(g.ldc));
 }
 
 /// Below this many multiply-adds a product runs on one thread (about 10
@@ -107,7 +107,8 @@ void openblasOnPool(runtime::ThreadPool &pool, const GemmArgs &g) {
   int threads = pool.threads();
   bool byColumns = g.n >= g.m;
   std::int64_t total = byColumns ? g.n : g.m;
-  if (threads == 1 || g.m * g.n * std::max<std::int64_t>(g.k, 1) < kSerialMacs ||
+  if (threads == 1 ||
+      g.m * g.n * std::max<std::int64_t>(g.k, 1) < kSerialMacs ||
       total < 2 * kAlign) {
     call(blas, g);
     return;

@@ -23,6 +23,10 @@ using ir::NodeKind;
 using ir::tasklet::ExprKind;
 using Subst = std::map<std::string, ir::Expr, std::less<>>;
 
+/// The fewest library calls a cpu-parallel map must make to run them side
+/// by side rather than one after another (each then parallel itself).
+constexpr std::int64_t kMinLibraryBatch = 8;
+
 std::string describe(const ir::Node &n) {
   return std::string(ir::nodeKindName(n.kind)) + " '" + n.label + "' (id " +
          std::to_string(n.id) + ")";
@@ -541,7 +545,10 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
       parallelDepth_ == 0 && (m.schedule == ir::Schedule::CpuParallel ||
                               (m.schedule == ir::Schedule::Sequential &&
                                opt_.parallelizeSequentialMaps));
-  bool vectorCandidate = m.schedule == ir::Schedule::Vectorized;
+  // A vectorized map's innermost loop, and a cpu-parallel map's when it is
+  // not the loop that runs in parallel: SIMD lanes inside each thread.
+  bool vectorCandidate = m.schedule == ir::Schedule::Vectorized ||
+                         m.schedule == ir::Schedule::CpuParallel;
 
   // Names that do not vary inside this map's first loop: the symbols and
   // the enclosing loops' variables.
@@ -585,12 +592,18 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
   ir::Expr iterations(1);
   for (const ir::Range &r : ranges)
     iterations = iterations * r.size();
+  // A library call parallelizes itself, so a map around calls stays serial
+  // unless it is cpu-parallel with a batch of at least kMinLibraryBatch
+  // calls: then whole calls run side by side, each on one thread (many
+  // small GEMMs, as Winograd's sixteen, scale better so than split).
   auto known = iterations.asConstant();
-  bool worthIt = !known || *known >= opt_.minParallelIterations;
+  bool worthIt = log.callsLibrary
+                     ? m.schedule == ir::Schedule::CpuParallel && known &&
+                           *known >= kMinLibraryBatch
+                     : !known || *known >= opt_.minParallelIterations;
   std::size_t parallelDim = vars.size();
   std::set<std::string, std::less<>> fixed = outer;
-  for (std::size_t d = 0;
-       parallelCandidate && worthIt && !log.callsLibrary && d < vars.size();
+  for (std::size_t d = 0; parallelCandidate && worthIt && d < vars.size();
        ++d) {
     if (ranges[d].size() == ir::Expr(1)) {
       fixed.insert(vars[d]);

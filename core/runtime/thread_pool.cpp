@@ -71,7 +71,8 @@ template <typename Ready> bool spinUntil(Ready ready) {
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0)
-    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads =
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int i = 1; i < threads; ++i)
     workers_.emplace_back([this, i] { workerLoop(i); });
 }

@@ -99,8 +99,8 @@ TEST(RedundantCopyRemoval, BenchModelsAfterAuto) {
     ir::Program before = ws.program(), after = before;
     int applied = toFixedPoint(after, rcr());
     expectValid(after);
-    std::cout << "[ redundant-copy-removal ] " << name << " after auto: "
-              << applied << " copies removed, bytes moved "
+    std::cout << "[ redundant-copy-removal ] " << name
+              << " after auto: " << applied << " copies removed, bytes moved "
               << bytesMoved(before) << " -> " << bytesMoved(after)
               << ", transients " << ir::transientMemory(before).str() << " -> "
               << ir::transientMemory(after).str() << "\n";

@@ -114,4 +114,28 @@ inline void expectNear(const runtime::Tensor &got,
         << "element " << i;
 }
 
+/// A Conv node whose filters W are a constant of random values.
+inline Program
+convWithConstantFilters(const std::vector<std::int64_t> &x,
+                        const std::vector<std::int64_t> &w,
+                        const std::vector<std::int64_t> &y, Attributes attrs,
+                        bool bias) {
+  std::vector<Arg> ins{{"X", "X", x}, {"W", "W", w}};
+  if (bias)
+    ins.push_back({"B", "B", {w[0]}});
+  Program p = single("Conv", std::move(attrs), ins, {{"Y", "Y", y}});
+  runtime::Tensor filters = random(w, 99);
+  auto bytes = std::make_shared<std::vector<std::byte>>(
+      static_cast<std::size_t>(filters.elementCount()) * 4);
+  for (std::int64_t i = 0; i < filters.elementCount(); ++i) {
+    float v = static_cast<float>(filters.getAsDouble(i));
+    std::memcpy(bytes->data() + i * 4, &v, 4);
+  }
+  Container &c = p.containers.find("W")->second;
+  c.constant = bytes;
+  c.transient = true;
+  std::erase(p.inputs, std::string("W"));
+  return p;
+}
+
 } // namespace weir::expansion_testing

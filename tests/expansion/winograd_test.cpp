@@ -1,0 +1,125 @@
+// Conv as Winograd F(2x2, 3x3) against the pure expansion on the reference
+// interpreter: even and odd output sizes (the tile-rounded copy), padding
+// on all sides, unevenly and not at all, a batch of two, with and without
+// bias; and the convolutions it refuses, with their reasons.
+
+#include "core/interp/interpreter.h"
+#include "ir/validate.h"
+#include "transforms/expansion/expansion.h"
+#include "unit/ir_builders.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+using namespace weir;
+using namespace weir::ir;
+using namespace weir::ir::builders;
+
+#include "expansion/single_op.h"
+
+using namespace weir::expansion_testing;
+
+namespace {
+
+/// Expands `p` with Winograd and purely; both agree on random inputs.
+/// Returns the Winograd program.
+Program expectMatchesPure(const Program &p) {
+  Program fast = p, pure = p;
+  auto report = expansion::expandAll(fast, {{"Conv", "winograd"}});
+  EXPECT_TRUE(report.skipped.empty()) << report.skipped.front();
+  EXPECT_TRUE(expansion::expandAll(pure, {{"Conv", "pure"}}).skipped.empty());
+  expectValid(fast);
+  EXPECT_EQ(count(fast, NodeKind::Library), 0);
+  EXPECT_EQ(count(fast, NodeKind::Primitive), 1) << "the 16 gemms, one map";
+  interp::TensorMap inputs;
+  unsigned seed = 1;
+  for (const std::string &name : p.inputs) {
+    std::vector<std::int64_t> shape;
+    for (const Expr &d : p.container(name).shape)
+      shape.push_back(*d.asConstant());
+    inputs[name] = random(shape, seed++);
+  }
+  auto got = interp::interpret(fast, inputs);
+  auto want = interp::interpret(pure, inputs);
+  const runtime::Tensor &w = want.at("Y");
+  std::vector<double> values;
+  for (std::int64_t i = 0; i < w.elementCount(); ++i)
+    values.push_back(w.getAsDouble(i));
+  expectNear(got.at("Y"), values);
+  return fast;
+}
+
+bool hasContainer(const Program &p, const std::string &suffix) {
+  for (const auto &[name, c] : p.containers)
+    if (name.ends_with(suffix))
+      return true;
+  return false;
+}
+
+const Attributes kSame{{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}};
+
+TEST(WinogradExpansion, EvenOutputWritesYDirectly) {
+  Program p = expectMatchesPure(convWithConstantFilters(
+      {1, 3, 8, 6}, {4, 3, 3, 3}, {1, 4, 8, 6}, kSame, true));
+  EXPECT_FALSE(hasContainer(p, "winograd_rounded"));
+  EXPECT_TRUE(hasContainer(p, "winograd_filters"));
+}
+
+TEST(WinogradExpansion, OddOutputGoesThroughARoundedCopy) {
+  Program p = expectMatchesPure(convWithConstantFilters(
+      {2, 5, 7, 5}, {3, 5, 3, 3}, {2, 3, 7, 5}, kSame, true));
+  EXPECT_TRUE(hasContainer(p, "winograd_rounded"));
+}
+
+TEST(WinogradExpansion, NoPaddingUnevenPaddingNoBias) {
+  expectMatchesPure(convWithConstantFilters({1, 2, 6, 7}, {5, 2, 3, 3},
+                                            {1, 5, 4, 5}, {}, false));
+  expectMatchesPure(convWithConstantFilters(
+      {1, 4, 5, 6}, {2, 4, 3, 3}, {1, 2, 4, 6},
+      {{"pads", std::vector<std::int64_t>{1, 0, 0, 2}}}, false));
+}
+
+TEST(WinogradExpansion, RefusesWhatItCannotCompute) {
+  auto reason = [](const Program &p) {
+    Program q = p;
+    auto report = expansion::expandAll(q, {{"Conv", "winograd"}});
+    EXPECT_EQ(report.skipped.size(), 1u);
+    return report.skipped.empty() ? std::string() : report.skipped[0];
+  };
+  {
+    std::string r = reason(convWithConstantFilters(
+        {1, 2, 8, 8}, {2, 2, 3, 3}, {1, 2, 4, 4},
+        {{"strides", std::vector<std::int64_t>{2, 2}},
+         {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}},
+        false));
+    EXPECT_NE(r.find("unit strides"), std::string::npos) << r;
+  }
+  std::string kernel = reason(convWithConstantFilters(
+      {1, 2, 8, 8}, {2, 2, 5, 5}, {1, 2, 4, 4}, {}, false));
+  EXPECT_NE(kernel.find("3x3 kernel"), std::string::npos) << kernel;
+  std::string grouped =
+      reason(convWithConstantFilters({1, 4, 6, 6}, {2, 2, 3, 3}, {1, 2, 4, 4},
+                                     {{"group", std::int64_t(2)}}, false));
+  EXPECT_NE(grouped.find("group 1"), std::string::npos) << grouped;
+  // Filters that are an input (not a constant) cannot be transformed once.
+  Program input =
+      single("Conv", {}, {{"X", "X", {1, 2, 6, 6}}, {"W", "W", {2, 2, 3, 3}}},
+             {{"Y", "Y", {1, 2, 4, 4}}});
+  std::string notConstant = reason(input);
+  EXPECT_NE(notConstant.find("must be a constant"), std::string::npos)
+      << notConstant;
+}
+
+// Not a default: expand-all still uses im2col, and falls back past
+// Winograd where im2col does not apply.
+TEST(WinogradExpansion, NeverTheDefault) {
+  Program p = convWithConstantFilters({1, 3, 8, 6}, {4, 3, 3, 3}, {1, 4, 8, 6},
+                                      kSame, true);
+  ASSERT_TRUE(expansion::expandAll(p).skipped.empty());
+  EXPECT_FALSE(hasContainer(p, "winograd_filters"));
+  EXPECT_TRUE(hasContainer(p, "columns"));
+}
+
+} // namespace
