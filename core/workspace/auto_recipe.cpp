@@ -2,6 +2,8 @@
 
 #include "ir/error.h"
 
+#include <algorithm>
+
 namespace weir::workspace {
 namespace {
 
@@ -29,6 +31,46 @@ int exhaust(Workspace &ws, const char *id, const StepListener &listener) {
   }
 }
 
+/// Whether Winograd F(2x2, 3x3) pays on the Conv a match of `expand` names:
+/// at least 2^24 multiply-adds (below that the tile transforms cost what
+/// the saved multiplications gain) and an output at least 14 wide (the
+/// transforms' inner loops run over a row of tiles; on ResNet's 7x7 layers
+/// the sixteen products, 16 × [512×512]·[512×16], ran slower than im2col's
+/// one). Whether it applies at all (3x3, unit strides, constant filters)
+/// is the expansion's check.
+bool winogradPays(const ir::Program &p, const transforms::Match &m) {
+  const ir::State *s = nullptr;
+  for (const ir::State &st : p.states)
+    if (st.name == m.state)
+      s = &st;
+  if (!s)
+    return false;
+  ir::NodeId id = m.node("node");
+  const ir::Node *n = s->findNode(id);
+  if (!n || n->kind != ir::NodeKind::Library || n->library().op != "Conv")
+    return false;
+  auto shapeOf = [&](bool output, const char *conn) -> std::vector<std::int64_t> {
+    for (const ir::Edge &e : s->edges)
+      if ((output ? e.src : e.dst) == id &&
+          (output ? e.srcConn : e.dstConn) == conn && !e.memlet.empty()) {
+        std::vector<std::int64_t> dims;
+        for (const ir::Expr &d : p.container(e.memlet.container).shape) {
+          auto v = d.asConstant();
+          if (!v)
+            return {};
+          dims.push_back(*v);
+        }
+        return dims;
+      }
+    return {};
+  };
+  std::vector<std::int64_t> w = shapeOf(false, "W"), y = shapeOf(true, "Y");
+  if (w.size() != 4 || y.size() != 4)
+    return false;
+  std::int64_t macs = y[0] * y[1] * y[2] * y[3] * w[1] * w[2] * w[3];
+  return macs >= (std::int64_t(1) << 24) && std::min(y[2], y[3]) >= 14;
+}
+
 } // namespace
 
 int applyAutoRecipe(Workspace &ws, const std::string &target,
@@ -39,6 +81,18 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   for (const char *id : {"fold-constants", "remove-identity", "fold-batchnorm",
                          "reshape-to-view"})
     applied += exhaust(ws, id, listener);
+  // Large 3x3 convolutions with unit strides as Winograd F(2x2, 3x3) (2.25x
+  // fewer multiplications), each its own step; expand-all takes the rest.
+  const transforms::Params winograd{{"implementation", std::string("winograd")}};
+  for (const transforms::Match &m : ws.matches("expand")) {
+    if (!winogradPays(ws.program(), m) || !ws.check("expand", m, winograd))
+      continue;
+    std::size_t before = ws.current();
+    ws.apply("expand", m, winograd);
+    if (listener)
+      listener(ws.versions()[before], ws.versions()[ws.current()]);
+    ++applied;
+  }
   if (ws.check("expand-all")) {
     std::size_t before = ws.current();
     ws.apply("expand-all");

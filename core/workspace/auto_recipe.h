@@ -9,7 +9,11 @@
 ///   3. fold-batchnorm everywhere (Conv + BatchNormalization);
 ///   4. reshape-to-view everywhere (Reshape, Flatten, Squeeze, Unsqueeze
 ///      whose output is a plain transient);
-///   5. expand-all (default implementations: BLAS GEMM, im2col Conv);
+///   5. expand with implementation=winograd on each 3x3 unit-stride Conv
+///      with constant filters, at least 2^24 multiply-adds and an output
+///      at least 14 wide (Winograd F(2x2, 3x3); smaller ones do not repay
+///      the tile transforms), then expand-all (default implementations:
+///      BLAS GEMM, im2col Conv);
 ///   6. init-fusion everywhere (bias fills of GEMMs into their epilogues);
 ///   7. epilogue-fusion everywhere (elementwise maps on GEMM outputs);
 ///   8. map-fusion everywhere (a producer map into its consumer, every

@@ -48,7 +48,7 @@ TEST(WinogradJit, BatchedGemmsInParallelAndTransformsVectorized) {
       o.lower.minParallelIterations = 1;
       Executable exe = compile(p, o);
       std::string gemm = loopLine(exe.loopIR(), "winograd_gemm");
-      EXPECT_EQ(gemm.rfind("parallel for k", 0), 0u) << exe.loopIR();
+      EXPECT_EQ(gemm.rfind("parallel for a", 0), 0u) << exe.loopIR();
       EXPECT_NE(exe.loopIR().find("vectorized for tx"), std::string::npos)
           << exe.loopIR();
       interp::TensorMap got = exe.run(in);

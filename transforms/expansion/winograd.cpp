@@ -3,14 +3,17 @@
 /// a 3×3 convolution with unit strides computes each 2×2 output tile from a
 /// 4×4 input tile with 16 multiplications per channel pair instead of 36.
 ///
-///   U[ab, m, c] = (G g[m, c] Gᵀ)[a, b]        the filters, once, at expansion
-///   V[ab, c, t] = (Bᵀ d[c, t] B)[a, b]        maps "winograd_input_ab"
-///   P[ab]       = U[ab] · V[ab]               16 gemm calls, [M×C]·[C×tiles]
-///   Y[m, tile]  = Aᵀ P[·, m, t] A + bias      maps "winograd_output_ij"
+///   U[a, b, m, c] = (G g[m, c] Gᵀ)[a, b]     the filters, once, at expansion
+///   V[a, b, c, t] = (Bᵀ d[c, t] B)[a, b]     map "winograd_input"
+///   P[a, b]       = U[a, b] · V[a, b]        16 gemm calls, [M×C]·[C×tiles]
+///   Y[m, tile]    = Aᵀ P[·, ·, m, t] A + b   map "winograd_output"
 ///
-/// A map writes one element of an array per iteration, so each element of
-/// a transformed tile is its own map: 16 input maps that each add four
-/// input elements with signs, 4 output maps that each add nine products.
+/// Each map writes one element per iteration (the transform's row and
+/// column are map parameters): an element of Bᵀ d B is two rows of d with
+/// signs, each two columns with signs, the rows min(a, 1) and 2 + a / 3;
+/// an element of Aᵀ P A is rows i..i+2 and columns j..j+2 of P, with the
+/// signs 1 and 1 - 2i (1 - 2j) past the first. The signs come from small
+/// constant tables, so the tasklets stay plain arithmetic.
 ///
 /// The filters must be constant (an initializer): they are transformed in
 /// C++ when the node expands, into a new constant. The input is read from a
@@ -35,34 +38,24 @@ using ir::Expr;
 constexpr std::array<std::array<double, 3>, 4> kG{
     {{1.0, 0.0, 0.0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0.0, 0.0, 1.0}}};
 
-constexpr int kBt[4][4] = {
-    {1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-constexpr int kAt[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+/// Bᵀ's rows as two signed entries: row a is s1·d[min(a, 1)] +
+/// s2·d[2 + a / 3], with (s1, s2) below.
+constexpr float kInputSigns[4][2] = {{1, -1}, {1, 1}, {-1, 1}, {1, -1}};
+/// Aᵀ's rows: row i is d[i] + s·d[i + 1] + s·d[i + 2], s below.
+constexpr float kOutputSigns[2] = {1, -1};
 
-std::string at(const char *base, int a, int b) {
-  return base + std::to_string(a) + std::to_string(b);
+ir::TensorValue f32Table(std::vector<std::int64_t> shape, const float *values,
+                         std::size_t count) {
+  ir::TensorValue v;
+  v.dtype = ir::DType::F32;
+  v.shape = std::move(shape);
+  auto bytes = std::make_shared<std::vector<std::byte>>(count * 4);
+  std::memcpy(bytes->data(), values, count * 4);
+  v.data = std::move(bytes);
+  return v;
 }
 
-/// `target = ±x ± y ...` over the connectors base_rc whose coefficient
-/// left[r]·right[c] is not zero (all are ±1), in row-major order.
-template <int R, int C>
-std::string signedSum(const std::string &target, const char *base,
-                      const int (&left)[R], const int (&right)[C]) {
-  std::string code = target + " =";
-  bool first = true;
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) {
-      int k = left[r] * right[c];
-      if (k == 0)
-        continue;
-      code += first ? (k < 0 ? " -" : " ") : (k < 0 ? " - " : " + ");
-      code += at(base, r, c);
-      first = false;
-    }
-  return code;
-}
-
-/// U[ab, m, c] = (G g[m, c] Gᵀ)[a, b] from W's f32 data, in double and
+/// U[a, b, m, c] = (G g[m, c] Gᵀ)[a, b] from W's f32 data, in double and
 /// rounded once.
 ir::TensorValue transformFilters(const ir::Container &w, std::int64_t m,
                                  std::int64_t c) {
@@ -87,13 +80,7 @@ ir::TensorValue transformFilters(const ir::Container &w, std::int64_t m,
               static_cast<float>(s);
         }
     }
-  ir::TensorValue v;
-  v.dtype = ir::DType::F32;
-  v.shape = {16, m, c};
-  auto bytes = std::make_shared<std::vector<std::byte>>(u.size() * 4);
-  std::memcpy(bytes->data(), u.data(), bytes->size());
-  v.data = std::move(bytes);
-  return v;
+  return f32Table({4, 4, m, c}, u.data(), u.size());
 }
 
 void expandConvWinograd(ExpansionContext &ctx) {
@@ -133,37 +120,46 @@ void expandConvWinograd(ExpansionContext &ctx) {
   std::string u =
       ctx.addConstant("winograd_filters", transformFilters(w, m, c));
   Expr columns = images * Expr(tiles);
-  std::string v =
-      ctx.addTransient("winograd_tiles", x.dtype, {Expr(16), Expr(c), columns});
+  std::string v = ctx.addTransient("winograd_tiles", x.dtype,
+                                   {Expr(4), Expr(4), Expr(c), columns});
   std::string p = ctx.addTransient("winograd_products", x.dtype,
-                                   {Expr(16), Expr(m), columns});
+                                   {Expr(4), Expr(4), Expr(m), columns});
 
   Expr n = Expr::symbol("n"), ty = Expr::symbol("ty"), tx = Expr::symbol("tx");
   Expr column = n * Expr(tiles) + ty * Expr(tw) + tx;
   std::vector<ir::Range> tileRanges{{Expr(0), Expr(th)}, {Expr(0), Expr(tw)}};
 
-  // Input tiles, one map per element of Bᵀ d B (a map writes one element
-  // of an array per iteration): [n, c, ty, tx] -> V[ab, c, n·tiles +
-  // ty·tw + tx], the sum of four input elements with signs.
-  for (int a = 0; a < 4; ++a)
-    for (int b = 0; b < 4; ++b) {
-      std::vector<ir::MappedInput> in;
-      Expr ch = Expr::symbol("c");
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
-          if (kBt[a][i] * kBt[b][j] != 0)
-            in.push_back(
-                {at("d", i, j),
-                 source,
-                 {n, ch, ty * Expr(2) + Expr(i), tx * Expr(2) + Expr(j)}});
-      ctx.addMap(
-          at("winograd_input_", a, b), {"n", "c", "ty", "tx"},
-          {{Expr(0), images}, {Expr(0), Expr(c)}, tileRanges[0], tileRanges[1]},
-          in, signedSum("v", "d", kBt[a], kBt[b]),
-          {{"v", v, {Expr(a * 4 + b), ch, column}}});
-    }
+  // Input tiles: [n, c, a, b, ty, tx] -> V[a, b, c, n·tiles + ty·tw + tx],
+  // four input elements with signs (c outside a and b, so one channel's
+  // plane is read sixteen times while it is in cache).
+  {
+    std::string signs = ctx.addConstant(
+        "winograd_input_signs", f32Table({4, 2}, &kInputSigns[0][0], 8));
+    Expr ch = Expr::symbol("c"), a = Expr::symbol("a"), b = Expr::symbol("b");
+    Expr rows[2] = {ir::min(a, Expr(1)), Expr(2) + ir::floorDiv(a, Expr(3))};
+    Expr cols[2] = {ir::min(b, Expr(1)), Expr(2) + ir::floorDiv(b, Expr(3))};
+    std::vector<ir::MappedInput> in{{"sa1", signs, {a, Expr(0)}},
+                                    {"sa2", signs, {a, Expr(1)}},
+                                    {"sb1", signs, {b, Expr(0)}},
+                                    {"sb2", signs, {b, Expr(1)}}};
+    for (int r = 0; r < 2; ++r)
+      for (int q = 0; q < 2; ++q)
+        in.push_back({"d" + std::to_string(r + 1) + std::to_string(q + 1),
+                      source,
+                      {n, ch, ty * Expr(2) + rows[r], tx * Expr(2) + cols[q]}});
+    ctx.addMap(
+        "winograd_input", {"n", "c", "a", "b", "ty", "tx"},
+        {{Expr(0), images},
+         {Expr(0), Expr(c)},
+         {Expr(0), Expr(4)},
+         {Expr(0), Expr(4)},
+         tileRanges[0],
+         tileRanges[1]},
+        in, "v = sa1 * (sb1 * d11 + sb2 * d12) + sa2 * (sb1 * d21 + sb2 * d22)",
+        {{"v", v, {a, b, ch, column}}});
+  }
 
-  // Sixteen products P[ab] = U[ab] · V[ab].
+  // Sixteen products P[a, b] = U[a, b] · V[a, b].
   {
     ir::GemmCall call;
     call.m = Expr(m);
@@ -173,25 +169,23 @@ void expandConvWinograd(ExpansionContext &ctx) {
     call.ldb = columns;
     call.ldc = columns;
     call.beta = 0;
-    Expr k = Expr::symbol("k");
-    auto region = [&](const std::string &name, Expr rows, Expr cols) {
+    Expr a = Expr::symbol("a"), b = Expr::symbol("b");
+    auto region = [&](const char *connector, const std::string &name, Expr rows,
+                      Expr cols) {
       ir::Subset s;
-      s.dims.push_back(ir::Range::point(k));
+      s.dims.push_back(ir::Range::point(a));
+      s.dims.push_back(ir::Range::point(b));
       s.dims.emplace_back(Expr(0), rows);
       s.dims.emplace_back(Expr(0), cols);
-      return ir::MappedRegion{"", name, s};
+      return ir::MappedRegion{connector, name, s};
     };
-    ir::MappedRegion a = region(u, Expr(m), Expr(c)),
-                     b = region(v, Expr(c), columns),
-                     out = region(p, Expr(m), columns);
-    a.connector = "A";
-    b.connector = "B";
-    out.connector = "C";
     // Sixteen independent products, each small: the map runs them in
     // parallel, one whole product per thread at a time (codegen/lower).
-    ir::MappedTaskletIds ids =
-        ctx.addPrimitive("winograd_gemm", {"k"}, {{Expr(0), Expr(16)}}, "gemm",
-                         ir::gemmAttributes(call), {a, b}, {out});
+    ir::MappedTaskletIds ids = ctx.addPrimitive(
+        "winograd_gemm", {"a", "b"}, {{Expr(0), Expr(4)}, {Expr(0), Expr(4)}},
+        "gemm", ir::gemmAttributes(call),
+        {region("A", u, Expr(m), Expr(c)), region("B", v, Expr(c), columns)},
+        {region("C", p, Expr(m), columns)});
     ctx.state().findNode(ids.entry)->map().schedule = ir::Schedule::CpuParallel;
   }
 
@@ -201,31 +195,36 @@ void expandConvWinograd(ExpansionContext &ctx) {
       whole ? y.name
             : ctx.addTransient("winograd_rounded", y.dtype,
                                {images, Expr(m), Expr(2 * th), Expr(2 * tw)});
-  // One map per output position (i, j) of the 2×2 tile: nine products
+  // [n, m, i, j, ty, tx]: rows i..i+2 and columns j..j+2 of the products
   // with signs, plus the bias.
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) {
-      Expr mo = Expr::symbol("m");
-      std::vector<ir::MappedInput> in;
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b)
-          if (kAt[i][a] * kAt[j][b] != 0)
-            in.push_back({at("p", a, b), p, {Expr(a * 4 + b), mo, column}});
-      std::string code = signedSum("t", "p", kAt[i], kAt[j]);
-      if (bias) {
-        in.push_back({"b", bias->name, {mo}});
-        code += "\ny = t + b";
-      } else {
-        code += "\ny = t";
-      }
-      ctx.addMap(
-          at("winograd_output_", i, j), {"n", "m", "ty", "tx"},
-          {{Expr(0), images}, {Expr(0), Expr(m)}, tileRanges[0], tileRanges[1]},
-          in, code,
-          {{"y",
-            target,
-            {n, mo, ty * Expr(2) + Expr(i), tx * Expr(2) + Expr(j)}}});
+  {
+    std::string signs = ctx.addConstant("winograd_output_signs",
+                                        f32Table({2}, kOutputSigns, 2));
+    Expr mo = Expr::symbol("m"), i = Expr::symbol("i"), j = Expr::symbol("j");
+    std::vector<ir::MappedInput> in{{"si", signs, {i}}, {"sj", signs, {j}}};
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q)
+        in.push_back({"p" + std::to_string(r) + std::to_string(q),
+                      p,
+                      {i + Expr(r), j + Expr(q), mo, column}});
+    std::string code = "r0 = p00 + sj * p01 + sj * p02\n"
+                       "r1 = p10 + sj * p11 + sj * p12\n"
+                       "r2 = p20 + sj * p21 + sj * p22\n"
+                       "y = r0 + si * r1 + si * r2";
+    if (bias) {
+      in.push_back({"bias", bias->name, {mo}});
+      code += " + bias";
     }
+    ctx.addMap("winograd_output", {"n", "m", "i", "j", "ty", "tx"},
+               {{Expr(0), images},
+                {Expr(0), Expr(m)},
+                {Expr(0), Expr(2)},
+                {Expr(0), Expr(2)},
+                tileRanges[0],
+                tileRanges[1]},
+               in, code,
+               {{"y", target, {n, mo, ty * Expr(2) + i, tx * Expr(2) + j}}});
+  }
   if (!whole) {
     auto params = ExpansionContext::params(4, "o");
     auto idx = ExpansionContext::indices(params);
