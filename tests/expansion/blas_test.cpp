@@ -36,14 +36,7 @@ void expectMatchesPure(const Program &p, int wantPrimitives) {
   expectValid(fast);
   EXPECT_EQ(count(fast, NodeKind::Primitive), wantPrimitives);
   EXPECT_EQ(count(fast, NodeKind::Library), 0);
-  interp::TensorMap inputs;
-  unsigned seed = 1;
-  for (const std::string &name : p.inputs) {
-    std::vector<std::int64_t> shape;
-    for (const Expr &d : p.container(name).shape)
-      shape.push_back(*d.asConstant());
-    inputs[name] = random(shape, seed++);
-  }
+  interp::TensorMap inputs = randomInputs(p);
   auto got = interp::interpret(fast, inputs);
   auto want = interp::interpret(pure, inputs);
   for (const auto &[name, t] : want) {

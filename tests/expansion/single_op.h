@@ -90,6 +90,19 @@ inline runtime::Tensor random(std::vector<std::int64_t> shape, unsigned seed) {
   return t;
 }
 
+/// Seeded random tensors (seed, seed + 1, ...) for every input of `p`,
+/// whose shapes must be static.
+inline interp::TensorMap randomInputs(const Program &p, unsigned seed = 1) {
+  interp::TensorMap inputs;
+  for (const std::string &name : p.inputs) {
+    std::vector<std::int64_t> shape;
+    for (const Expr &d : p.container(name).shape)
+      shape.push_back(*d.asConstant());
+    inputs[name] = random(shape, seed++);
+  }
+  return inputs;
+}
+
 inline int count(const Program &p, NodeKind kind) {
   int n = 0;
   for (const State &s : p.states)

@@ -33,14 +33,7 @@ Program expectMatchesPure(const Program &p) {
   expectValid(fast);
   EXPECT_EQ(count(fast, NodeKind::Library), 0);
   EXPECT_EQ(count(fast, NodeKind::Primitive), 1) << "the 16 gemms, one map";
-  interp::TensorMap inputs;
-  unsigned seed = 1;
-  for (const std::string &name : p.inputs) {
-    std::vector<std::int64_t> shape;
-    for (const Expr &d : p.container(name).shape)
-      shape.push_back(*d.asConstant());
-    inputs[name] = random(shape, seed++);
-  }
+  interp::TensorMap inputs = randomInputs(p);
   auto got = interp::interpret(fast, inputs);
   auto want = interp::interpret(pure, inputs);
   const runtime::Tensor &w = want.at("Y");
