@@ -1,8 +1,11 @@
 #include "ir/mapped_tasklet.h"
 
+#include "ir/affine.h"
 #include "ir/error.h"
 
+#include <algorithm>
 #include <functional>
+#include <numeric>
 
 namespace weir::ir {
 namespace {
@@ -60,6 +63,38 @@ struct Region {
   std::optional<Wcr> wcr;
 };
 
+/// The box that the point subset `index` sweeps over the map's ranges: per
+/// dimension, an index affine in the parameters (unit-step ranges) spans
+/// from its lowest to its highest value, with the gcd of its coefficients
+/// as the step (2·tx + 1 sweeps 1, 3, 5, ...); any other index, the whole
+/// dimension.
+Subset sweptBox(const Subset &index, const std::vector<std::string> &params,
+                const std::vector<Range> &ranges,
+                const std::vector<Expr> &shape) {
+  Subset box;
+  for (std::size_t d = 0; d < index.dims.size(); ++d) {
+    std::optional<Affine> a = affineIn(index.dims[d].begin, params);
+    bool ok = a.has_value();
+    Expr lo = ok ? a->constant : Expr(0), hi = lo;
+    std::int64_t step = 0;
+    for (std::size_t k = 0; ok && k < params.size(); ++k) {
+      auto coef = a->coef.find(params[k]);
+      if (coef == a->coef.end() || coef->second == 0)
+        continue;
+      ok = ranges[k].step == Expr(1);
+      step = std::gcd(step, coef->second);
+      Expr first = ranges[k].begin, last = ranges[k].end - Expr(1);
+      Expr f(coef->second);
+      lo = lo + f * (coef->second > 0 ? first : last);
+      hi = hi + f * (coef->second > 0 ? last : first);
+    }
+    box.dims.push_back(ok ? Range(lo, hi + Expr(1), Expr(std::max<std::int64_t>(
+                                                         step, 1)))
+                          : Range(Expr(0), shape[d]));
+  }
+  return box;
+}
+
 /// The scope, the node `makeNode(inputs, outputs)` creates and the memlets
 /// (see addMappedTasklet). With no params the node is added at the top
 /// level.
@@ -116,7 +151,7 @@ MappedTaskletIds addMappedNode(
   ids.exit = exit;
   ids.tasklet = makeNode(in, out);
   // One IN_/OUT_ pair per distinct container on each side of the scope.
-  std::map<std::string, bool> entryConn, exitConn;
+  std::map<std::string, bool> entryConn;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const Region &r = inputs[k];
     const Container &c = p.container(r.container);
@@ -132,19 +167,34 @@ MappedTaskletIds addMappedNode(
   }
   if (inputs.empty()) // keep the node inside the scope
     addEdge(p, s, entry, "", ids.tasklet, "", Memlet{});
+  // One IN_/OUT_ pair per output: a connector has one incoming edge. A
+  // container written once gets the whole container as its outer memlet; one
+  // written by several outputs (a tasklet that writes a whole tile) gets one
+  // pair per output, named after the output's connector, each with the box
+  // its index sweeps, so the outer memlets add up to what the map writes.
+  std::map<std::string, int> writes;
+  for (const Region &r : outputs)
+    ++writes[r.container];
+  std::map<std::string, NodeId> written;
   for (const Region &r : outputs) {
     const Container &c = p.container(r.container);
-    addEdge(p, s, ids.tasklet, r.connector, exit, "IN_" + r.container,
-            memlet(r));
-    if (!exitConn.count(r.container)) {
-      exitConn[r.container] = true;
-      Node *x = s.findNode(exit);
-      x->inputs.push_back({"IN_" + r.container, c.dtype});
-      x->outputs.push_back({"OUT_" + r.container, c.dtype});
-      addEdge(p, s, exit, "OUT_" + r.container,
-              writeAccess(p, s, access, r.container, entry), "",
-              fullMemlet(c, r.wcr));
-    }
+    bool shared = writes[r.container] > 1;
+    std::string suffix =
+        shared ? r.container + "." + r.connector : r.container;
+    addEdge(p, s, ids.tasklet, r.connector, exit, "IN_" + suffix, memlet(r));
+    Node *x = s.findNode(exit);
+    x->inputs.push_back({"IN_" + suffix, c.dtype});
+    x->outputs.push_back({"OUT_" + suffix, c.dtype});
+    auto target = written.find(r.container);
+    if (target == written.end())
+      target = written
+                   .emplace(r.container,
+                            writeAccess(p, s, access, r.container, entry))
+                   .first;
+    Memlet outer = fullMemlet(c, r.wcr);
+    if (shared)
+      outer.subset = sweptBox(r.subset, params, ranges, c.shape);
+    addEdge(p, s, exit, "OUT_" + suffix, target->second, "", outer);
   }
   return ids;
 }

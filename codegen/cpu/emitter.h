@@ -85,6 +85,14 @@ private:
                     llvm::Value *b = nullptr);
   void setFunctionAttributes(llvm::Function *fn);
 
+  // The tasklet language's own math (ir/tasklet_math.h), operation for
+  // operation (llvm_math.cpp).
+  llvm::Value *expF32(llvm::Value *x);
+  llvm::Value *erfF32(llvm::Value *x);
+  /// pow(x, y): x · x when y is 2, else libm's pow.
+  llvm::Value *powValue(DType t, llvm::Value *x, llvm::Value *y);
+  llvm::Value *horner(const float *coefs, int count, llvm::Value *t);
+
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;
   llvm::IRBuilder<> b_;

@@ -303,8 +303,11 @@ llvm::Value *Emitter::libm(const char *name, DType t, llvm::Value *a,
   std::vector<llvm::Type *> types(args.size(), a->getType());
   llvm::FunctionCallee callee = runtime(fn.c_str(), a->getType(), types);
   if (auto *f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    // errno is never read by us: to LLVM the call touches no memory, so an
+    // unused one (see powValue) is deleted and a loop-invariant one hoisted.
     f->setDoesNotThrow();
-    f->setOnlyAccessesInaccessibleMemory(); // errno, never read by us
+    f->setDoesNotAccessMemory();
+    f->setWillReturn();
   }
   // Not a builtin: LLVM would otherwise fold calls on constants with the
   // host's correctly rounded double math, and libm (which the interpreter
@@ -353,7 +356,7 @@ llvm::Value *Emitter::callValue(const Value &v) {
   llvm::Value *one = llvm::ConstantFP::get(x->getType(), 1.0);
   switch (v.func) {
   case Func::Exp:
-    return libm("exp", v.type, x);
+    return x->getType()->isFloatTy() ? expF32(x) : libm("exp", v.type, x);
   case Func::Log:
     return libm("log", v.type, x);
   case Func::Sqrt:
@@ -363,7 +366,7 @@ llvm::Value *Emitter::callValue(const Value &v) {
   case Func::Tanh:
     return libm("tanh", v.type, x);
   case Func::Erf:
-    return libm("erf", v.type, x);
+    return x->getType()->isFloatTy() ? erfF32(x) : libm("erf", v.type, x);
   case Func::Abs:
     return intrinsic(llvm::Intrinsic::fabs, x);
   case Func::Min:
@@ -371,14 +374,16 @@ llvm::Value *Emitter::callValue(const Value &v) {
   case Func::Max:
     return floatMinMax(true, x, y);
   case Func::Pow:
-    return libm("pow", v.type, x, y);
+    return powValue(v.type, x, y);
   case Func::Floor:
     return intrinsic(llvm::Intrinsic::floor, x);
   case Func::Ceil:
     return intrinsic(llvm::Intrinsic::ceil, x);
   case Func::Sigmoid:
     return b_.CreateFDiv(
-        one, b_.CreateFAdd(one, libm("exp", v.type, b_.CreateFNeg(x))));
+        one, b_.CreateFAdd(one, x->getType()->isFloatTy()
+                                    ? expF32(b_.CreateFNeg(x))
+                                    : libm("exp", v.type, b_.CreateFNeg(x))));
   case Func::Sin:
     return libm("sin", v.type, x);
   case Func::Cos:

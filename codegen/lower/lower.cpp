@@ -13,6 +13,8 @@
 #include "ir/validate.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <set>
 
 namespace weir::codegen {
@@ -26,6 +28,25 @@ using Subst = std::map<std::string, ir::Expr, std::less<>>;
 /// The fewest library calls a cpu-parallel map must make to run them side
 /// by side rather than one after another (each then parallel itself).
 constexpr std::int64_t kMinLibraryBatch = 8;
+
+/// A constant f32 or f64 container of one finite element as a literal, so that
+/// the backends see its value (pow(x, 2) then becomes x · x); null for any
+/// other container.
+ValuePtr scalarConstant(const ir::Container &c) {
+  if (!c.isConstant() || (c.dtype != ir::DType::F32 && c.dtype != ir::DType::F64))
+    return nullptr;
+  if (c.constant->size() != ir::dtypeSize(c.dtype))
+    return nullptr;
+  double v;
+  if (c.dtype == ir::DType::F32) {
+    float f;
+    std::memcpy(&f, c.constant->data(), sizeof f);
+    v = f;
+  } else {
+    std::memcpy(&v, c.constant->data(), sizeof v);
+  }
+  return std::isfinite(v) ? floatLiteral(c.dtype, v) : nullptr;
+}
 
 std::string describe(const ir::Node &n) {
   return std::string(ir::nodeKindName(n.kind)) + " '" + n.label + "' (id " +
@@ -290,8 +311,11 @@ void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
       const std::string &name = edge.memlet.container;
       std::vector<ir::Expr> index = pointIndex(n, edge, c.name);
       noteAccess(name, index, false);
-      value = cast(c.dtype, load(program_.container(name).dtype, buffer(name),
-                                 flatten(name, index)));
+      if (ValuePtr literal = scalarConstant(program_.container(name)))
+        value = cast(c.dtype, literal);
+      else
+        value = cast(c.dtype, load(program_.container(name).dtype,
+                                   buffer(name), flatten(name, index)));
     }
     out.push_back(assign(localName(n.id, c.name), value));
   }

@@ -6,6 +6,7 @@
 #include "core/interp/tasklet_eval.h"
 
 #include "ir/error.h"
+#include "ir/tasklet_math.h"
 #include "ir/tasklet_types.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <type_traits>
 
 namespace weir::interp {
 namespace {
@@ -231,6 +233,8 @@ template <typename F> F floatMinMax(bool isMax, F a, F b) {
 template <typename F> F floatCall(Func f, F x, F y) {
   switch (f) {
   case Func::Exp:
+    if constexpr (std::is_same_v<F, float>)
+      return weir_math::expF32(x);
     return std::exp(x);
   case Func::Log:
     return std::log(x);
@@ -241,6 +245,8 @@ template <typename F> F floatCall(Func f, F x, F y) {
   case Func::Tanh:
     return std::tanh(x);
   case Func::Erf:
+    if constexpr (std::is_same_v<F, float>)
+      return weir_math::erfF32(x);
     return std::erf(x);
   case Func::Abs:
     return std::fabs(x);
@@ -249,12 +255,14 @@ template <typename F> F floatCall(Func f, F x, F y) {
   case Func::Max:
     return floatMinMax(true, x, y);
   case Func::Pow:
-    return std::pow(x, y);
+    return weir_math::pow(x, y);
   case Func::Floor:
     return std::floor(x);
   case Func::Ceil:
     return std::ceil(x);
   case Func::Sigmoid:
+    if constexpr (std::is_same_v<F, float>)
+      return F(1) / (F(1) + weir_math::expF32(-x));
     return F(1) / (F(1) + std::exp(-x));
   case Func::Sin:
     return std::sin(x);

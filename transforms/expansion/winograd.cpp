@@ -8,12 +8,13 @@
 ///   P[a, b]       = U[a, b] · V[a, b]        16 gemm calls, [M×C]·[C×tiles]
 ///   Y[m, tile]    = Aᵀ P[·, ·, m, t] A + b   map "winograd_output"
 ///
-/// Each map writes one element per iteration (the transform's row and
-/// column are map parameters): an element of Bᵀ d B is two rows of d with
-/// signs, each two columns with signs, the rows min(a, 1) and 2 + a / 3;
-/// an element of Aᵀ P A is rows i..i+2 and columns j..j+2 of P, with the
-/// signs 1 and 1 - 2i (1 - 2j) past the first. The signs come from small
-/// constant tables, so the tasklets stay plain arithmetic.
+/// Each transform map runs over whole tiles (n, channel, tile row, tile
+/// column): one iteration reads a tile's 16 inputs and writes its 16
+/// transformed values (or its 4 outputs) with 32 (24) additions written out
+/// in the tasklet, and the innermost loop, over the tile column, vectorizes
+/// with stride-2 reads (writes). One tasklet per tile rather than one per
+/// transformed element: each input is loaded once, not four times, and the
+/// analysis still counts one pass over each container.
 ///
 /// The filters must be constant (an initializer): they are transformed in
 /// C++ when the node expands, into a new constant. The input is read from a
@@ -38,11 +39,61 @@ using ir::Expr;
 constexpr std::array<std::array<double, 3>, 4> kG{
     {{1.0, 0.0, 0.0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0.0, 0.0, 1.0}}};
 
-/// Bᵀ's rows as two signed entries: row a is s1·d[min(a, 1)] +
-/// s2·d[2 + a / 3], with (s1, s2) below.
-constexpr float kInputSigns[4][2] = {{1, -1}, {1, 1}, {-1, 1}, {1, -1}};
-/// Aᵀ's rows: row i is d[i] + s·d[i + 1] + s·d[i + 2], s below.
-constexpr float kOutputSigns[2] = {1, -1};
+/// Bᵀ's rows: row a of Bᵀ x is x[kBt[a][0]] + kBt[a][1] · x[kBt[a][2]]
+/// (the sign as ±1): x0 - x2, x1 + x2, x2 - x1, x1 - x3.
+constexpr int kBt[4][3] = {{0, -1, 2}, {1, 1, 2}, {2, -1, 1}, {1, -1, 3}};
+
+/// A tile element's connector or temporary name: prefix, row, column ("d03").
+std::string name(char prefix, int row, int col) {
+  return {prefix, static_cast<char>('0' + row), static_cast<char>('0' + col)};
+}
+
+/// `out = x (+|-) y` as a tasklet line.
+void appendLine(std::string &code, const std::string &out, const std::string &x,
+                int sign, const std::string &y) {
+  code.append(out).append(" = ").append(x);
+  code.append(sign > 0 ? " + " : " - ").append(y).append("\n");
+}
+
+/// One tile's input transform: d{r}{q} (4×4 of the padded input) to
+/// v{a}{b} = (Bᵀ d B)[a, b], rows first into temporaries t{a}{q}.
+std::string inputTransformCode() {
+  std::string code;
+  for (int a = 0; a < 4; ++a)
+    for (int q = 0; q < 4; ++q)
+      appendLine(code, name('t', a, q), name('d', kBt[a][0], q), kBt[a][1],
+                 name('d', kBt[a][2], q));
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b)
+      appendLine(code, name('v', a, b), name('t', a, kBt[b][0]), kBt[b][1],
+                 name('t', a, kBt[b][2]));
+  return code;
+}
+
+/// One tile's output transform: p{a}{b} (the sixteen products) to
+/// y{i}{j} = (Aᵀ P A)[i, j] (+ bias). Aᵀ's rows are x0 + x1 + x2 and
+/// x1 - x2 - x3, rows first into temporaries r{i}{b}.
+std::string outputTransformCode(bool bias) {
+  std::string code;
+  // out = Aᵀ row i of the four x(k): `x(0) + x(1) + x(2)` or
+  // `x(1) - x(2) - x(3)`.
+  auto row = [&](const std::string &out, int i, auto x, const char *tail) {
+    code.append(out).append(" = ");
+    if (i == 0)
+      code.append(x(0)).append(" + ").append(x(1)).append(" + ").append(x(2));
+    else
+      code.append(x(1)).append(" - ").append(x(2)).append(" - ").append(x(3));
+    code.append(tail).append("\n");
+  };
+  for (int i = 0; i < 2; ++i)
+    for (int b = 0; b < 4; ++b)
+      row(name('r', i, b), i, [&](int k) { return name('p', k, b); }, "");
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      row(name('y', i, j), j, [&](int k) { return name('r', i, k); },
+          bias ? " + bias" : "");
+  return code;
+}
 
 ir::TensorValue f32Table(std::vector<std::int64_t> shape, const float *values,
                          std::size_t count) {
@@ -129,34 +180,24 @@ void expandConvWinograd(ExpansionContext &ctx) {
   Expr column = n * Expr(tiles) + ty * Expr(tw) + tx;
   std::vector<ir::Range> tileRanges{{Expr(0), Expr(th)}, {Expr(0), Expr(tw)}};
 
-  // Input tiles: [n, c, a, b, ty, tx] -> V[a, b, c, n·tiles + ty·tw + tx],
-  // four input elements with signs (c outside a and b, so one channel's
-  // plane is read sixteen times while it is in cache).
+  // Input tiles: [n, c, ty, tx] -> the sixteen V[a, b, c, column] of one
+  // tile: Bᵀ d (rows) then (Bᵀ d) B (columns), 32 additions.
   {
-    std::string signs = ctx.addConstant(
-        "winograd_input_signs", f32Table({4, 2}, &kInputSigns[0][0], 8));
-    Expr ch = Expr::symbol("c"), a = Expr::symbol("a"), b = Expr::symbol("b");
-    Expr rows[2] = {ir::min(a, Expr(1)), Expr(2) + ir::floorDiv(a, Expr(3))};
-    Expr cols[2] = {ir::min(b, Expr(1)), Expr(2) + ir::floorDiv(b, Expr(3))};
-    std::vector<ir::MappedInput> in{{"sa1", signs, {a, Expr(0)}},
-                                    {"sa2", signs, {a, Expr(1)}},
-                                    {"sb1", signs, {b, Expr(0)}},
-                                    {"sb2", signs, {b, Expr(1)}}};
-    for (int r = 0; r < 2; ++r)
-      for (int q = 0; q < 2; ++q)
-        in.push_back({"d" + std::to_string(r + 1) + std::to_string(q + 1),
-                      source,
-                      {n, ch, ty * Expr(2) + rows[r], tx * Expr(2) + cols[q]}});
-    ctx.addMap(
-        "winograd_input", {"n", "c", "a", "b", "ty", "tx"},
-        {{Expr(0), images},
-         {Expr(0), Expr(c)},
-         {Expr(0), Expr(4)},
-         {Expr(0), Expr(4)},
-         tileRanges[0],
-         tileRanges[1]},
-        in, "v = sa1 * (sb1 * d11 + sb2 * d12) + sa2 * (sb1 * d21 + sb2 * d22)",
-        {{"v", v, {a, b, ch, column}}});
+    Expr ch = Expr::symbol("c");
+    std::vector<ir::MappedInput> in;
+    std::vector<ir::MappedOutput> out;
+    for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 4; ++q)
+        in.push_back({name('d', r, q), source,
+                      {n, ch, ty * Expr(2) + Expr(r), tx * Expr(2) + Expr(q)}});
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b)
+        out.push_back({name('v', a, b), v,
+                       {Expr(a), Expr(b), ch, column}});
+    ctx.addMap("winograd_input", {"n", "c", "ty", "tx"},
+               {{Expr(0), images}, {Expr(0), Expr(c)}, tileRanges[0],
+                tileRanges[1]},
+               in, inputTransformCode(), out);
   }
 
   // Sixteen products P[a, b] = U[a, b] · V[a, b].
@@ -195,35 +236,26 @@ void expandConvWinograd(ExpansionContext &ctx) {
       whole ? y.name
             : ctx.addTransient("winograd_rounded", y.dtype,
                                {images, Expr(m), Expr(2 * th), Expr(2 * tw)});
-  // [n, m, i, j, ty, tx]: rows i..i+2 and columns j..j+2 of the products
-  // with signs, plus the bias.
+  // [n, m, ty, tx]: the four outputs of one tile from its sixteen
+  // products, Aᵀ P (rows) then (Aᵀ P) A (columns), plus the bias.
   {
-    std::string signs = ctx.addConstant("winograd_output_signs",
-                                        f32Table({2}, kOutputSigns, 2));
-    Expr mo = Expr::symbol("m"), i = Expr::symbol("i"), j = Expr::symbol("j");
-    std::vector<ir::MappedInput> in{{"si", signs, {i}}, {"sj", signs, {j}}};
-    for (int r = 0; r < 3; ++r)
-      for (int q = 0; q < 3; ++q)
-        in.push_back({"p" + std::to_string(r) + std::to_string(q),
-                      p,
-                      {i + Expr(r), j + Expr(q), mo, column}});
-    std::string code = "r0 = p00 + sj * p01 + sj * p02\n"
-                       "r1 = p10 + sj * p11 + sj * p12\n"
-                       "r2 = p20 + sj * p21 + sj * p22\n"
-                       "y = r0 + si * r1 + si * r2";
-    if (bias) {
+    Expr mo = Expr::symbol("m");
+    std::vector<ir::MappedInput> in;
+    std::vector<ir::MappedOutput> out;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b)
+        in.push_back({name('p', a, b), p,
+                      {Expr(a), Expr(b), mo, column}});
+    if (bias)
       in.push_back({"bias", bias->name, {mo}});
-      code += " + bias";
-    }
-    ctx.addMap("winograd_output", {"n", "m", "i", "j", "ty", "tx"},
-               {{Expr(0), images},
-                {Expr(0), Expr(m)},
-                {Expr(0), Expr(2)},
-                {Expr(0), Expr(2)},
-                tileRanges[0],
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        out.push_back({name('y', i, j), target,
+                       {n, mo, ty * Expr(2) + Expr(i), tx * Expr(2) + Expr(j)}});
+    ctx.addMap("winograd_output", {"n", "m", "ty", "tx"},
+               {{Expr(0), images}, {Expr(0), Expr(m)}, tileRanges[0],
                 tileRanges[1]},
-               in, code,
-               {{"y", target, {n, mo, ty * Expr(2) + i, tx * Expr(2) + j}}});
+               in, outputTransformCode(bias != nullptr), out);
   }
   if (!whole) {
     auto params = ExpansionContext::params(4, "o");
