@@ -1,5 +1,8 @@
 #include "ir/affine.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace weir::ir {
 
 std::optional<Affine> affineIn(const Expr &e,
@@ -24,10 +27,56 @@ std::optional<Affine> affineIn(const Expr &e,
   return a;
 }
 
+bool disjointPerValue(const std::vector<const Expr *> &dims,
+                      const std::string &var,
+                      const std::function<bool(const std::string &)> &invariant,
+                      const std::map<std::string, VarBounds> &bounds) {
+  if (dims.empty())
+    return false;
+  std::vector<std::string> vars{var};
+  for (const auto &[name, b] : bounds)
+    if (name != var)
+      vars.push_back(name);
+  std::optional<Affine> first;
+  std::int64_t step = 0;
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  for (const Expr *d : dims) {
+    std::optional<Affine> a = affineIn(*d, vars);
+    if (!a)
+      return false;
+    auto coef = a->coef.find(var);
+    std::int64_t c = coef == a->coef.end() ? 0 : coef->second;
+    if (c == 0 || (first && c != step))
+      return false;
+    if (!first) {
+      for (const std::string &s : a->constant.freeSymbols())
+        if (!invariant(s))
+          return false;
+      first = a;
+      step = c;
+    }
+    std::optional<std::int64_t> offset =
+        (a->constant - first->constant).asConstant();
+    if (!offset)
+      return false;
+    std::int64_t low = *offset, high = *offset;
+    for (const auto &[name, b] : a->coef) {
+      if (name == var || b == 0)
+        continue;
+      const VarBounds &r = bounds.at(name);
+      low += b * (b > 0 ? r.first : r.last);
+      high += b * (b > 0 ? r.last : r.first);
+    }
+    lo = std::min(lo, low);
+    hi = std::max(hi, high);
+  }
+  return hi - lo < (step < 0 ? -step : step);
+}
+
 Expr flatOffset(const Container &c, const std::vector<Expr> &index) {
-  std::vector<Expr> strides = c.strides.size() == c.shape.size()
-                                  ? c.strides
-                                  : rowMajorStrides(c.shape);
+  std::vector<Expr> strides =
+      c.strides.size() == c.shape.size() ? c.strides : rowMajorStrides(c.shape);
   Expr flat(0);
   for (std::size_t d = 0; d < index.size() && d < strides.size(); ++d)
     flat = flat + index[d] * strides[d];

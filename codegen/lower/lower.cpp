@@ -33,7 +33,8 @@ constexpr std::int64_t kMinLibraryBatch = 8;
 /// the backends see its value (pow(x, 2) then becomes x · x); null for any
 /// other container.
 ValuePtr scalarConstant(const ir::Container &c) {
-  if (!c.isConstant() || (c.dtype != ir::DType::F32 && c.dtype != ir::DType::F64))
+  if (!c.isConstant() ||
+      (c.dtype != ir::DType::F32 && c.dtype != ir::DType::F64))
     return nullptr;
   if (c.constant->size() != ir::dtypeSize(c.dtype))
     return nullptr;
@@ -155,7 +156,8 @@ void Lowerer::noteAccess(const std::string &container,
   if (write)
     written_.insert(container);
   std::size_t from = 0;
-  if (auto it = registerLogFloor_.find(container); it != registerLogFloor_.end())
+  if (auto it = registerLogFloor_.find(container);
+      it != registerLogFloor_.end())
     from = it->second;
   for (std::size_t i = from; i < logs_.size(); ++i)
     logs_[i]->accesses.push_back({container, index, write});
@@ -314,8 +316,8 @@ void Lowerer::lowerTasklet(const interp::StatePlan &plan, const ir::Node &n,
       if (ValuePtr literal = scalarConstant(program_.container(name)))
         value = cast(c.dtype, literal);
       else
-        value = cast(c.dtype, load(program_.container(name).dtype,
-                                   buffer(name), flatten(name, index)));
+        value = cast(c.dtype, load(program_.container(name).dtype, buffer(name),
+                                   flatten(name, index)));
     }
     out.push_back(assign(localName(n.id, c.name), value));
   }
@@ -416,11 +418,12 @@ void Lowerer::lowerCopies(const interp::StatePlan &plan, const ir::Node &n,
     noteAccess(from, srcIndex, false);
     noteAccess(to, dstIndex, true);
     ir::Expr dstFlat = flatten(to, dstIndex);
-    ValuePtr value = cast(dstC.dtype, load(program_.container(from).dtype, buffer(from),
-                                           flatten(from, srcIndex)));
+    ValuePtr value =
+        cast(dstC.dtype, load(program_.container(from).dtype, buffer(from),
+                              flatten(from, srcIndex)));
     if (e->memlet.wcr)
-      value = combine(*e->memlet.wcr, load(dstC.dtype, buffer(to), dstFlat),
-                      value);
+      value =
+          combine(*e->memlet.wcr, load(dstC.dtype, buffer(to), dstFlat), value);
     StmtPtr body = store(buffer(to), dstFlat, value);
     for (std::size_t d = subset.dims.size(); d-- > 0;) {
       const ir::Range &r = subset.dims[d];
@@ -505,8 +508,8 @@ void Lowerer::lowerEpilogue(const interp::StatePlan &plan, const ir::Node &n,
   std::vector<StmtPtr> body;
   ir::tasklet::ConnectorTypes inTypes{{"acc", ir::DType::F32}};
   ir::Expr cAt = cOffset + row * subst(call.ldc) + col;
-  body.push_back(assign(localName(n.id, "acc"),
-                        load(ir::DType::F32, buffer(cName), cAt)));
+  body.push_back(
+      assign(localName(n.id, "acc"), load(ir::DType::F32, buffer(cName), cAt)));
   auto inIt = plan.in.find(n.id);
   for (const ir::GemmOperand &o : call.operands) {
     const ir::Connector &conn = *n.findInput(o.connector);
@@ -524,29 +527,29 @@ void Lowerer::lowerEpilogue(const interp::StatePlan &plan, const ir::Node &n,
     for (const ir::Range &r : e->memlet.subset.dims)
       origin.push_back(subst(r.begin));
     noteAccess(name, origin, false);
-    ir::Expr at = flatten(name, origin) + row * subst(o.row) + col * subst(o.col);
-    body.push_back(assign(
-        localName(n.id, conn.name),
-        cast(conn.dtype,
-             load(program_.container(name).dtype, buffer(name), at))));
+    ir::Expr at =
+        flatten(name, origin) + row * subst(o.row) + col * subst(o.col);
+    body.push_back(assign(localName(n.id, conn.name),
+                          cast(conn.dtype, load(program_.container(name).dtype,
+                                                buffer(name), at))));
   }
   lowerCode(n, *code, inTypes, {{"C", ir::DType::F32}}, body);
-  body.push_back(store(buffer(cName), cAt,
-                       local(ir::DType::F32, localName(n.id, "C"))));
+  body.push_back(
+      store(buffer(cName), cAt, local(ir::DType::F32, localName(n.id, "C"))));
 
   // Rows are disjoint (ldc >= N) and operands are read-only, so both loops
   // are free of dependences; the rows run in parallel unless an enclosing
   // map may itself become a parallel loop.
   ir::Expr m = subst(call.m), nCols = subst(call.n);
   auto known = (m * nCols).asConstant();
-  bool parallel = parallelDepth_ == 0 &&
-                  (!known || *known >= opt_.minParallelIterations);
-  StmtPtr inner = forLoop(j, ir::Expr(0), nCols, ir::Expr(1),
-                          ForKind::Vectorized, std::move(body),
-                          n.label + " epilogue");
+  bool parallel =
+      parallelDepth_ == 0 && (!known || *known >= opt_.minParallelIterations);
+  StmtPtr inner =
+      forLoop(j, ir::Expr(0), nCols, ir::Expr(1), ForKind::Vectorized,
+              std::move(body), n.label + " epilogue");
   out.push_back(forLoop(i, ir::Expr(0), m, ir::Expr(1),
-                        parallel ? ForKind::Parallel : ForKind::Serial,
-                        {inner}, n.label + " epilogue"));
+                        parallel ? ForKind::Parallel : ForKind::Serial, {inner},
+                        n.label + " epilogue"));
   enclosing_.erase(i);
   enclosing_.erase(j);
 }
@@ -620,11 +623,23 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
   // unless it is cpu-parallel with a batch of at least kMinLibraryBatch
   // calls: then whole calls run side by side, each on one thread (many
   // small GEMMs, as Winograd's sixteen, scale better so than split).
+  // A body of many accesses (a Winograd tile's 36 loads and 36 stores)
+  // counts as that many iterations of a copy's one load and one store.
   auto known = iterations.asConstant();
+  std::int64_t weight =
+      std::max<std::int64_t>(1, std::int64_t(log.accesses.size()) / 2);
   bool worthIt = log.callsLibrary
                      ? m.schedule == ir::Schedule::CpuParallel && known &&
                            *known >= kMinLibraryBatch
-                     : !known || *known >= opt_.minParallelIterations;
+                     : !known || *known * weight >= opt_.minParallelIterations;
+  // The values each of this map's loop variables takes, where constant.
+  std::map<std::string, VarBounds> bounds;
+  for (std::size_t d = 0; d < vars.size(); ++d) {
+    auto b = ranges[d].begin.asConstant(), e = ranges[d].end.asConstant(),
+         st = ranges[d].step.asConstant();
+    if (b && e && st && *st > 0 && *e > *b)
+      bounds[vars[d]] = {*b, *b + (*e - *b - 1) / *st * *st};
+  }
   std::size_t parallelDim = vars.size();
   std::set<std::string, std::less<>> fixed = outer;
   for (std::size_t d = 0; parallelCandidate && worthIt && d < vars.size();
@@ -633,7 +648,7 @@ void Lowerer::lowerMap(const interp::StatePlan &plan, const ir::Node &entry,
       fixed.insert(vars[d]);
       continue;
     }
-    if (iterationsArePrivate(log, vars[d], fixed))
+    if (iterationsArePrivate(log, vars[d], fixed, bounds))
       parallelDim = d;
     break;
   }

@@ -20,7 +20,8 @@
 /// loop with more than one iteration becomes `parallel` if its iterations are
 /// provably private (private: for every container the body writes, some
 /// dimension of every access to it is the loop variable plus terms that do
-/// not vary inside the loop). The other loops stay serial. A vectorized map's
+/// not vary inside the loop, or maps distinct iterations to disjoint
+/// intervals; parallel_proof.h). The other loops stay serial. A vectorized map's
 /// innermost loop becomes `vectorized` under the same proof.
 
 #include "codegen/lower/loop_ir.h"
@@ -34,9 +35,10 @@ struct LowerOptions {
   /// Treat sequential maps as cpu-parallel (the proof above still decides).
   bool parallelizeSequentialMaps = false;
   /// Maps with fewer iterations (all loops together, when the count is
-  /// known) stay serial: waking the thread pool costs microseconds, an
-  /// iteration nanoseconds. Tests lower it to exercise parallel loops on
-  /// small programs.
+  /// known; an iteration of k element accesses counts as k / 2) stay
+  /// serial: waking the thread pool costs microseconds, an iteration
+  /// nanoseconds. Tests lower it to exercise parallel loops on small
+  /// programs.
   std::int64_t minParallelIterations = 32768;
 };
 

@@ -6,10 +6,20 @@
 /// there is a dimension whose index is, in every access of the body, the
 /// same expression `var + rest`, where `rest` depends only on names that do
 /// not vary inside the loop. Distinct iterations then use distinct indices
-/// in that dimension, so each element belongs to one iteration.
+/// in that dimension, so each element belongs to one iteration. Or, more
+/// generally, the dimension's index is in every access `a·var + rest + c +
+/// Σ b·u` with one coefficient a, one invariant `rest`, integer offsets c
+/// and u that vary inside the loop over known constant ranges, and all the
+/// `c + Σ b·u` lie in an interval shorter than |a|: the iterations then
+/// touch disjoint intervals of that dimension (an im2col's row `c·9 + 3·k0
+/// + k1` is private to each channel c; a Winograd tile's outputs `4·tx +
+/// j`, j in 0..3, to each tile column tx).
 
+#include "ir/affine.h"
 #include "ir/expr.h"
 
+#include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,9 +39,13 @@ struct AccessLog {
   bool callsLibrary = false;
 };
 
+using ir::VarBounds;
+
 /// See the file comment. `invariant` names the symbols and loop variables
-/// that are fixed while `var` runs.
+/// that are fixed while `var` runs; `inner` bounds loop variables that vary
+/// inside it.
 bool iterationsArePrivate(const AccessLog &log, const std::string &var,
-                          const std::set<std::string, std::less<>> &invariant);
+                          const std::set<std::string, std::less<>> &invariant,
+                          const std::map<std::string, VarBounds> &inner = {});
 
 } // namespace weir::codegen

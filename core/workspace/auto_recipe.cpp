@@ -31,25 +31,20 @@ int exhaust(Workspace &ws, const char *id, const StepListener &listener) {
   }
 }
 
-/// Whether Winograd F(2x2, 3x3) pays on the Conv a match of `expand` names:
-/// at least 2^24 multiply-adds (below that the tile transforms cost what
-/// the saved multiplications gain) and an output at least 14 wide (the
+/// The Winograd variant that pays on the Conv a match of `expand` names, or
+/// "" for im2col: none below 2^24 multiply-adds (the tile transforms cost
+/// what the saved multiplications gain) or on outputs under 14 wide (the
 /// transforms' inner loops run over a row of tiles; on ResNet's 7x7 layers
 /// the sixteen products, 16 × [512×512]·[512×16], ran slower than im2col's
-/// one). Whether it applies at all (3x3, unit strides, constant filters)
-/// is the expansion's check.
-bool winogradPays(const ir::Program &p, const transforms::Match &m) {
-  const ir::State *s = nullptr;
-  for (const ir::State &st : p.states)
-    if (st.name == m.state)
-      s = &st;
-  if (!s)
-    return false;
+/// one); F(4x4, 3x3) where the output is whole 4x4 tiles at least 28 wide
+/// (each product then has at least 49 columns), F(2x2, 3x3) elsewhere.
+/// Whether it applies at all (3x3, unit strides, constant filters) is the
+/// expansion's check.
+std::string winogradVariant(const ir::Program &p, const ir::State *s,
+                            const transforms::Match &m) {
   ir::NodeId id = m.node("node");
-  const ir::Node *n = s->findNode(id);
-  if (!n || n->kind != ir::NodeKind::Library || n->library().op != "Conv")
-    return false;
-  auto shapeOf = [&](bool output, const char *conn) -> std::vector<std::int64_t> {
+  auto shapeOf = [&](bool output,
+                     const char *conn) -> std::vector<std::int64_t> {
     for (const ir::Edge &e : s->edges)
       if ((output ? e.src : e.dst) == id &&
           (output ? e.srcConn : e.dstConn) == conn && !e.memlet.empty()) {
@@ -66,9 +61,34 @@ bool winogradPays(const ir::Program &p, const transforms::Match &m) {
   };
   std::vector<std::int64_t> w = shapeOf(false, "W"), y = shapeOf(true, "Y");
   if (w.size() != 4 || y.size() != 4)
-    return false;
+    return "";
   std::int64_t macs = y[0] * y[1] * y[2] * y[3] * w[1] * w[2] * w[3];
-  return macs >= (std::int64_t(1) << 24) && std::min(y[2], y[3]) >= 14;
+  std::int64_t narrow = std::min(y[2], y[3]);
+  if (macs < (std::int64_t(1) << 24) || narrow < 14)
+    return "";
+  if (narrow >= 28 && y[2] % 4 == 0 && y[3] % 4 == 0)
+    return "winograd4";
+  return "winograd";
+}
+
+/// The implementation the auto recipe prefers for the library node a match
+/// of `expand` names, or "" for its default: Winograd for the Convs where
+/// it pays, `window` for every MaxPool (one vectorized map; the expansion's
+/// check says whether the window geometry allows it).
+std::string preferredImplementation(const ir::Program &p,
+                                    const transforms::Match &m) {
+  const ir::State *s = nullptr;
+  for (const ir::State &st : p.states)
+    if (st.name == m.state)
+      s = &st;
+  const ir::Node *n = s ? s->findNode(m.node("node")) : nullptr;
+  if (!n || n->kind != ir::NodeKind::Library)
+    return "";
+  if (n->library().op == "Conv")
+    return winogradVariant(p, s, m);
+  if (n->library().op == "MaxPool")
+    return "window";
+  return "";
 }
 
 } // namespace
@@ -82,13 +102,15 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
                          "reshape-to-view"})
     applied += exhaust(ws, id, listener);
   // Large 3x3 convolutions with unit strides as Winograd F(2x2, 3x3) (2.25x
-  // fewer multiplications), each its own step; expand-all takes the rest.
-  const transforms::Params winograd{{"implementation", std::string("winograd")}};
+  // fewer multiplications) and MaxPools as whole-window maps, each its own
+  // step; expand-all takes the rest with the default implementations.
   for (const transforms::Match &m : ws.matches("expand")) {
-    if (!winogradPays(ws.program(), m) || !ws.check("expand", m, winograd))
+    std::string impl = preferredImplementation(ws.program(), m);
+    const transforms::Params params{{"implementation", impl}};
+    if (impl.empty() || !ws.check("expand", m, params))
       continue;
     std::size_t before = ws.current();
-    ws.apply("expand", m, winograd);
+    ws.apply("expand", m, params);
     if (listener)
       listener(ws.versions()[before], ws.versions()[ws.current()]);
     ++applied;
@@ -111,9 +133,9 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   // sibling-map-fusion is left to recipes: on the bench models it only
   // joins the maps around two gemms, which the analysis counts as a gain
   // the gemms do not see.
-  for (const char *id : {"init-fusion", "epilogue-fusion", "map-fusion",
-                         "reduction-fusion", "tasklet-fusion",
-                         "epilogue-fusion"})
+  for (const char *id :
+       {"init-fusion", "epilogue-fusion", "map-fusion", "reduction-fusion",
+        "tasklet-fusion", "epilogue-fusion"})
     applied += exhaust(ws, id, listener);
   // Tier 3: transposing copies folded into their readers, then maps that
   // may write over the input they consume.

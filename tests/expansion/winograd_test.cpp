@@ -1,7 +1,8 @@
-// Conv as Winograd F(2x2, 3x3) against the pure expansion on the reference
-// interpreter: even and odd output sizes (the tile-rounded copy), padding
-// on all sides, unevenly and not at all, a batch of two, with and without
-// bias; and the convolutions it refuses, with their reasons.
+// Conv as Winograd F(2x2, 3x3) (`winograd`) and F(4x4, 3x3) (`winograd4`)
+// against the pure expansion on the reference interpreter: outputs that are
+// whole tiles and outputs that are not (the tile-rounded copy), padding on
+// all sides, unevenly and not at all, a batch of two, with and without
+// bias, wider channels; and the convolutions they refuse, with reasons.
 
 #include "core/interp/interpreter.h"
 #include "ir/validate.h"
@@ -23,16 +24,16 @@ using namespace weir::expansion_testing;
 
 namespace {
 
-/// Expands `p` with Winograd and purely; both agree on random inputs.
-/// Returns the Winograd program.
-Program expectMatchesPure(const Program &p) {
+/// Expands `p` with Winograd variant `impl` and purely; both agree on
+/// random inputs. Returns the Winograd program.
+Program expectMatchesPure(const Program &p, const std::string &impl) {
   Program fast = p, pure = p;
-  auto report = expansion::expandAll(fast, {{"Conv", "winograd"}});
+  auto report = expansion::expandAll(fast, {{"Conv", impl}});
   EXPECT_TRUE(report.skipped.empty()) << report.skipped.front();
   EXPECT_TRUE(expansion::expandAll(pure, {{"Conv", "pure"}}).skipped.empty());
   expectValid(fast);
   EXPECT_EQ(count(fast, NodeKind::Library), 0);
-  EXPECT_EQ(count(fast, NodeKind::Primitive), 1) << "the 16 gemms, one map";
+  EXPECT_EQ(count(fast, NodeKind::Primitive), 1) << "the gemms, one map";
   interp::TensorMap inputs = randomInputs(p);
   auto got = interp::interpret(fast, inputs);
   auto want = interp::interpret(pure, inputs);
@@ -53,31 +54,47 @@ bool hasContainer(const Program &p, const std::string &suffix) {
 
 const Attributes kSame{{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}};
 
-TEST(WinogradExpansion, EvenOutputWritesYDirectly) {
-  Program p = expectMatchesPure(convWithConstantFilters(
-      {1, 3, 8, 6}, {4, 3, 3, 3}, {1, 4, 8, 6}, kSame, true));
+class WinogradVariant : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WinogradVariant, WholeTilesWriteYDirectly) {
+  Program p =
+      expectMatchesPure(convWithConstantFilters({1, 3, 8, 12}, {4, 3, 3, 3},
+                                                {1, 4, 8, 12}, kSame, true),
+                        GetParam());
   EXPECT_FALSE(hasContainer(p, "winograd_rounded"));
   EXPECT_TRUE(hasContainer(p, "winograd_filters"));
 }
 
-TEST(WinogradExpansion, OddOutputGoesThroughARoundedCopy) {
-  Program p = expectMatchesPure(convWithConstantFilters(
-      {2, 5, 7, 5}, {3, 5, 3, 3}, {2, 3, 7, 5}, kSame, true));
+TEST_P(WinogradVariant, PartialTilesGoThroughARoundedCopy) {
+  Program p =
+      expectMatchesPure(convWithConstantFilters({2, 5, 7, 5}, {3, 5, 3, 3},
+                                                {2, 3, 7, 5}, kSame, true),
+                        GetParam());
   EXPECT_TRUE(hasContainer(p, "winograd_rounded"));
 }
 
-TEST(WinogradExpansion, NoPaddingUnevenPaddingNoBias) {
+TEST_P(WinogradVariant, NoPaddingUnevenPaddingNoBias) {
   expectMatchesPure(convWithConstantFilters({1, 2, 6, 7}, {5, 2, 3, 3},
-                                            {1, 5, 4, 5}, {}, false));
-  expectMatchesPure(convWithConstantFilters(
-      {1, 4, 5, 6}, {2, 4, 3, 3}, {1, 2, 4, 6},
-      {{"pads", std::vector<std::int64_t>{1, 0, 0, 2}}}, false));
+                                            {1, 5, 4, 5}, {}, false),
+                    GetParam());
+  expectMatchesPure(
+      convWithConstantFilters({1, 4, 5, 6}, {2, 4, 3, 3}, {1, 2, 4, 6},
+                              {{"pads", std::vector<std::int64_t>{1, 0, 0, 2}}},
+                              false),
+      GetParam());
 }
 
-TEST(WinogradExpansion, RefusesWhatItCannotCompute) {
-  auto reason = [](const Program &p) {
+TEST_P(WinogradVariant, SixtyFourChannels) {
+  // Sums of 64 · 9 products: the transforms' rounding stays inside 1e-4.
+  expectMatchesPure(convWithConstantFilters({1, 64, 8, 8}, {16, 64, 3, 3},
+                                            {1, 16, 8, 8}, kSame, true),
+                    GetParam());
+}
+
+TEST_P(WinogradVariant, RefusesWhatItCannotCompute) {
+  auto reason = [this](const Program &p) {
     Program q = p;
-    auto report = expansion::expandAll(q, {{"Conv", "winograd"}});
+    auto report = expansion::expandAll(q, {{"Conv", GetParam()}});
     EXPECT_EQ(report.skipped.size(), 1u);
     return report.skipped.empty() ? std::string() : report.skipped[0];
   };
@@ -105,6 +122,9 @@ TEST(WinogradExpansion, RefusesWhatItCannotCompute) {
       << notConstant;
 }
 
+INSTANTIATE_TEST_SUITE_P(Conv, WinogradVariant,
+                         ::testing::Values("winograd", "winograd4"));
+
 // Not a default: expand-all still uses im2col, and falls back past
 // Winograd where im2col does not apply.
 TEST(WinogradExpansion, NeverTheDefault) {
@@ -112,6 +132,7 @@ TEST(WinogradExpansion, NeverTheDefault) {
                                       kSame, true);
   ASSERT_TRUE(expansion::expandAll(p).skipped.empty());
   EXPECT_FALSE(hasContainer(p, "winograd_filters"));
+  EXPECT_FALSE(hasContainer(p, "winograd_tiles"));
   EXPECT_TRUE(hasContainer(p, "columns"));
 }
 

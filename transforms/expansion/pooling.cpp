@@ -294,6 +294,89 @@ Expander pool(PoolKind kind) {
   };
 }
 
+/// The largest window the `window` implementation writes out.
+constexpr std::int64_t kMaxWindowElements = 64;
+
+/// MaxPool `window`: one map over the output positions whose tasklet reads
+/// the whole window and takes the maximum in window order, so the innermost
+/// loop, over output columns, vectorizes (the pure expansion's window loops
+/// run two or three iterations each, scalar). Padding is never read: a
+/// position outside the input is clamped to the nearest edge, which with
+/// unit dilation lies in the same window whenever the window overlaps the
+/// input, and a repeated element leaves a maximum unchanged. So: unit
+/// dilations, constant spatial extents, every window overlapping the input,
+/// no Indices output, at most kMaxWindowElements positions. The result is
+/// bit for bit the pure expansion's (the same max, in the same order).
+void expandMaxPoolWindow(ExpansionContext &ctx) {
+  const ir::Container &x = ctx.requireInput("X");
+  const ir::Container &y = ctx.requireOutput("Y");
+  if (x.shape.size() < 3 || y.shape.size() != x.shape.size())
+    ctx.fail("input must be N x C x spatial, output of the same rank");
+  if (x.dtype == ir::DType::Bool)
+    ctx.fail("bool input is not supported");
+  if (ctx.output("Indices"))
+    ctx.fail("the window implementation does not compute Indices");
+  std::vector<Window> w = windows(ctx, x);
+  std::size_t k = w.size();
+  std::int64_t positions = 1;
+  std::vector<std::int64_t> extent(k), outExtent(k);
+  for (std::size_t d = 0; d < k; ++d) {
+    auto in = x.shape[d + 2].asConstant(), out = y.shape[d + 2].asConstant();
+    if (!in || !out)
+      ctx.fail("spatial dimensions must be constant");
+    extent[d] = *in;
+    outExtent[d] = *out;
+    if (w[d].dilation != 1)
+      ctx.fail("dilations must be 1");
+    if (w[d].padBegin > w[d].kernel - 1 ||
+        (outExtent[d] - 1) * w[d].stride - w[d].padBegin > extent[d] - 1)
+      ctx.fail("a window lies wholly in the padding");
+    positions *= w[d].kernel;
+    if (positions > kMaxWindowElements)
+      ctx.fail("windows of more than " + std::to_string(kMaxWindowElements) +
+               " positions are not supported");
+  }
+
+  std::vector<std::string> params{"n", "c"};
+  std::vector<ir::Range> ranges{{ir::Expr(0), y.shape[0]},
+                                {ir::Expr(0), y.shape[1]}};
+  std::vector<ir::Expr> yidx{ir::Expr::symbol("n"), ir::Expr::symbol("c")};
+  for (std::size_t d = 0; d < k; ++d) {
+    params.push_back("w" + std::to_string(d));
+    ranges.emplace_back(ir::Expr(0), y.shape[d + 2]);
+    yidx.push_back(ir::Expr::symbol(params.back()));
+  }
+  // One connector per window position, in row-major window order.
+  std::vector<ir::MappedInput> in;
+  std::string code;
+  for (std::int64_t flat = 0; flat < positions; ++flat) {
+    std::vector<ir::Expr> xidx{yidx[0], yidx[1]};
+    std::int64_t rest = flat;
+    std::string conn = "x";
+    for (std::size_t d = k; d-- > 0;) {
+      std::int64_t at = rest % w[d].kernel;
+      rest /= w[d].kernel;
+      conn.insert(1, "_" + std::to_string(at));
+      ir::Expr pos =
+          yidx[2 + d] * ir::Expr(w[d].stride) + ir::Expr(at - w[d].padBegin);
+      // Clamp only where some window reaches past an edge.
+      if (at < w[d].padBegin)
+        pos = ir::max(ir::Expr(0), pos);
+      if ((outExtent[d] - 1) * w[d].stride - w[d].padBegin + at > extent[d] - 1)
+        pos = ir::min(ir::Expr(extent[d] - 1), pos);
+      xidx.insert(xidx.begin() + 2, pos); // last dimension first
+    }
+    in.push_back({conn, x.name, xidx});
+    std::string acc = "m" + std::to_string(flat);
+    if (flat == 0)
+      code += acc + " = " + conn + "\n";
+    else
+      code += acc + " = max(m" + std::to_string(flat - 1) + ", " + conn + ")\n";
+  }
+  code += "v = m" + std::to_string(positions - 1) + "\n";
+  ctx.addMap("max", params, ranges, in, code, {{"v", y.name, yidx}});
+}
+
 const ExpansionRegistrar kGlobalAveragePool{
     {"GlobalAveragePool", "pure", "Sum-resolved map over the spatial axes",
      globalPool(GlobalKind::Average)},
@@ -306,6 +389,12 @@ const ExpansionRegistrar kMaxPool{{"MaxPool", "pure",
                                    "Max-resolved map over clipped windows",
                                    pool(PoolKind::Max)},
                                   true};
+const ExpansionRegistrar kMaxPoolWindow{
+    {"MaxPool", "window",
+     "one map over output positions, each reading its whole window (edges "
+     "clamped); unit dilations, windows overlapping the input, no Indices",
+     expandMaxPoolWindow},
+    false};
 const ExpansionRegistrar kAveragePool{
     {"AveragePool", "pure",
      "Sum-resolved map over clipped windows, divided by a counted divisor",

@@ -93,10 +93,24 @@ std::vector<NodeId> enclosingMaps(const std::map<NodeId, NodeId> &parents,
   return out;
 }
 
-std::vector<Conflict> conflicts(const ScopeInfo &scope,
-                                const std::vector<std::string> &params,
-                                const std::vector<ir::Range> &ranges,
-                                const std::set<std::string> &alsoVarying) {
+std::map<std::string, ir::VarBounds>
+constantBounds(const std::vector<std::string> &params,
+               const std::vector<ir::Range> &ranges) {
+  std::map<std::string, ir::VarBounds> bounds;
+  for (std::size_t k = 0; k < params.size() && k < ranges.size(); ++k) {
+    auto b = ranges[k].begin.asConstant(), e = ranges[k].end.asConstant(),
+         st = ranges[k].step.asConstant();
+    if (b && e && st && *st > 0 && *e > *b)
+      bounds[params[k]] = {*b, *b + (*e - *b - 1) / *st * *st};
+  }
+  return bounds;
+}
+
+std::vector<Conflict>
+conflicts(const ScopeInfo &scope, const std::vector<std::string> &params,
+          const std::vector<ir::Range> &ranges,
+          const std::set<std::string> &alsoVarying,
+          const std::map<std::string, ir::VarBounds> &bounds) {
   std::set<std::string> varying(params.begin(), params.end());
   varying.insert(alsoVarying.begin(), alsoVarying.end());
   varying.insert(scope.innerParams.begin(), scope.innerParams.end());
@@ -123,19 +137,26 @@ std::vector<Conflict> conflicts(const ScopeInfo &scope,
       ir::Expr p = ir::Expr::symbol(params[k]);
       std::size_t rank = accesses.front()->subset.dims.size();
       bool pinned = false;
+      auto fixed = [&](const std::string &s) { return !varying.count(s); };
       for (std::size_t d = 0; d < rank && !pinned && !unknown; ++d) {
         const ir::Range &first = accesses.front()->subset.dims[d];
-        bool same = true;
-        for (const ScopeAccess *a : accesses)
-          same = same && a->subset.dims.size() == rank &&
-                 a->subset.dims[d] == first;
-        if (!same || first.size() != ir::Expr(1))
+        bool same = true, points = true;
+        std::vector<const ir::Expr *> begins;
+        for (const ScopeAccess *a : accesses) {
+          bool ranked = a->subset.dims.size() == rank;
+          same = same && ranked && a->subset.dims[d] == first;
+          points = points && ranked && a->subset.dims[d].size() == ir::Expr(1);
+          if (ranked)
+            begins.push_back(&a->subset.dims[d].begin);
+        }
+        if (!points)
           continue;
-        std::vector<std::string> rest = (first.begin - p).freeSymbols();
+        if (same) {
+          std::vector<std::string> rest = (first.begin - p).freeSymbols();
+          pinned = std::all_of(rest.begin(), rest.end(), fixed);
+        }
         pinned =
-            std::none_of(rest.begin(), rest.end(), [&](const std::string &s) {
-              return varying.count(s) > 0;
-            });
+            pinned || ir::disjointPerValue(begins, params[k], fixed, bounds);
       }
       if (!pinned)
         c.free.push_back(params[k]);

@@ -12,6 +12,7 @@
 /// lowering's proof (codegen/lower/parallel_proof.h) applied to every
 /// parameter, so a map `parallelize` accepts is one the lowering can prove.
 
+#include "ir/affine.h"
 #include "ir/program.h"
 
 #include <map>
@@ -66,12 +67,20 @@ struct Conflict {
 /// (with `ranges`; a range of one iteration never conflicts) that its
 /// accesses do not pin. A parameter p is pinned when some dimension is, in
 /// every access of the container, the same point `p + rest`, where `rest`
-/// names no parameter of `params`, `alsoVarying` or a map inside. Only
-/// containers with a free parameter are listed.
-std::vector<Conflict> conflicts(const ScopeInfo &scope,
-                                const std::vector<std::string> &params,
-                                const std::vector<ir::Range> &ranges,
-                                const std::set<std::string> &alsoVarying = {});
+/// names no parameter of `params`, `alsoVarying` or a map inside; or points
+/// that give distinct values of p disjoint intervals, the varying names in
+/// them bounded by `bounds` (ir::disjointPerValue). Only containers with a
+/// free parameter are listed.
+std::vector<Conflict>
+conflicts(const ScopeInfo &scope, const std::vector<std::string> &params,
+          const std::vector<ir::Range> &ranges,
+          const std::set<std::string> &alsoVarying = {},
+          const std::map<std::string, ir::VarBounds> &bounds = {});
+
+/// The bounds of those of `params` whose `ranges` are constant.
+std::map<std::string, ir::VarBounds>
+constantBounds(const std::vector<std::string> &params,
+               const std::vector<ir::Range> &ranges);
 
 /// "'y' at y[i] (sum) may be touched by iterations that differ in j, k".
 std::string describe(const Conflict &c);

@@ -15,8 +15,10 @@ std::string_view Parallelize::description() const {
          "written anywhere in its scope (inner maps included), every "
          "parameter with more than one value is, in some dimension of every "
          "access to that container, the index plus terms no parameter of "
-         "this map or of a map inside changes. Distinct iterations then "
-         "touch distinct elements, so no write-conflict resolution is "
+         "this map or of a map inside changes (or, more generally, the "
+         "points give distinct values of the parameter disjoint intervals, "
+         "as an im2col's row 9c + 3k0 + k1 does for c). Distinct iterations "
+         "then touch distinct elements, so no write-conflict resolution is "
          "needed between them (a sum inside, private to one iteration, is "
          "fine). This is the lowering's own proof applied to every "
          "parameter, so the lowering runs the map's outermost loop with "
@@ -97,7 +99,8 @@ CheckResult plan(const ir::Program &p, const Match &match, bool outermostOnly) {
     ranges = {m.ranges[d]};
     alsoVarying.insert(m.params.begin(), m.params.end());
   }
-  auto cs = schedule::conflicts(scope, params, ranges, alsoVarying);
+  auto cs = schedule::conflicts(scope, params, ranges, alsoVarying,
+                                schedule::constantBounds(m.params, m.ranges));
   if (!cs.empty())
     return CheckResult::failure(
         "the iterations of " + name +
