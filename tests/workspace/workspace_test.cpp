@@ -19,15 +19,16 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <unistd.h>
 #include <random>
+#include <sstream>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace weir::workspace {
 namespace {
 
-using transforms::Match;
 using ::testing::HasSubstr;
+using transforms::Match;
 
 ir::Program model(const std::string &name) {
   return onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
@@ -149,7 +150,9 @@ TEST_F(WorkspaceTest, FailedApplyLeavesWorkspaceUntouched) {
     ws.apply("test-throws-std");
     FAIL();
   } catch (const Error &e) {
-    EXPECT_THAT(e.what(), HasSubstr("test-throws-std at program failed: deliberate std failure"));
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr("test-throws-std at program failed: deliberate std failure"));
   }
   expectUnchanged();
   try {
@@ -164,7 +167,9 @@ TEST_F(WorkspaceTest, FailedApplyLeavesWorkspaceUntouched) {
   EXPECT_THROW(ws.apply("fold-batchnorm", used), Error);
   EXPECT_THROW(ws.apply("no-such-transformation"), Error);
   EXPECT_THROW(ws.apply("expand", Match{"main", {{"node", 1}}}), Error);
-  EXPECT_THROW(ws.apply("fold-constants", Match{}, {{"max_bytes", std::string("x")}}), Error);
+  EXPECT_THROW(
+      ws.apply("fold-constants", Match{}, {{"max_bytes", std::string("x")}}),
+      Error);
   expectUnchanged();
   EXPECT_FALSE(ws.check("fold-batchnorm", used).ok);
 }
@@ -185,7 +190,9 @@ TEST_F(WorkspaceTest, ObserversHearEveryChange) {
   ws.revert(0);
   using K = ChangeKind;
   EXPECT_EQ(seen, (std::vector<std::tuple<K, std::size_t, std::size_t>>{
-                      {K::Applied, 0, 1}, {K::Undone, 1, 0}, {K::Redone, 0, 1},
+                      {K::Applied, 0, 1},
+                      {K::Undone, 1, 0},
+                      {K::Redone, 0, 1},
                       {K::Reverted, 1, 0}}));
   ws.removeObserver(id);
   ws.redo();
@@ -193,7 +200,8 @@ TEST_F(WorkspaceTest, ObserversHearEveryChange) {
 }
 
 TEST_F(WorkspaceTest, RecipeReplaysToSameHashAndIdenticalLLVMIR) {
-  auto opened = openModel(std::string(WEIR_SOURCE_DIR) + "/resources/models/cnn.onnx");
+  auto opened =
+      openModel(std::string(WEIR_SOURCE_DIR) + "/resources/models/cnn.onnx");
   Workspace &a = *opened;
   applyAutoRecipe(a, "cpu");
   ASSERT_GE(a.recipe().steps.size(), 3u);
@@ -210,13 +218,39 @@ TEST_F(WorkspaceTest, RecipeReplaysToSameHashAndIdenticalLLVMIR) {
   EXPECT_EQ(irA, irB);
   EXPECT_TRUE(b.verify().ok);
   // The same through a session file: save, open (re-import and replay).
-  std::filesystem::path file = std::filesystem::temp_directory_path() /
-                               ("weir-replay-" + std::to_string(::getpid()) + ".weir");
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("weir-replay-" + std::to_string(::getpid()) + ".weir");
   saveSession(a, file);
   auto c = openSession(file);
   std::filesystem::remove(file);
   EXPECT_EQ(c->hash(), a.hash());
   EXPECT_EQ(codegen::compile(c->program(), options).llvmIR(), irA);
+}
+
+TEST_F(WorkspaceTest, AutoRecipeTurnsSoftmaxSumsToVectorizeOverRows) {
+  // transformer.onnx's softmax sums exp(x - max) over each row; the auto
+  // recipe swaps the map's last two parameters so the innermost loop runs
+  // over rows (vectorized) while each row still sums in order. Its layer
+  // norms' plain sums stay as they are.
+  Workspace ws(model("transformer.onnx"));
+  applyAutoRecipe(ws, "cpu");
+  int swaps = 0;
+  for (const Version &v : ws.versions())
+    swaps += v.step && v.step->transformation == "map-interchange";
+  EXPECT_EQ(swaps, 1);
+  codegen::CompileOptions options;
+  options.useCache = false;
+  std::string ir = codegen::compile(ws.program(), options).loopIR();
+  std::istringstream lines(ir);
+  std::string inner;
+  for (std::string line; std::getline(lines, line);)
+    if (line.ends_with("Softmax.sumexp") &&
+        line.find("for ") != std::string::npos)
+      inner = line.substr(line.find_first_not_of(' '));
+  EXPECT_EQ(inner.rfind("vectorized for i2", 0), 0u) << ir;
+  VerifyReport v = ws.verify();
+  EXPECT_TRUE(v.ok) << v.str();
 }
 
 TEST_F(WorkspaceTest, ReplayIsAllOrNothingAndChecksLabels) {
@@ -291,11 +325,13 @@ TEST_F(WorkspaceTest, MatchingIsIncrementalPerState) {
   ir::LibraryData neg;
   neg.op = "Neg";
   neg.opsetVersion = 13;
-  ir::NodeId n = ir::builders::addLibrary(p, second, "neg", neg, {{"X", ir::DType::F32}},
-                                          {{"Y", ir::DType::F32}});
+  ir::NodeId n = ir::builders::addLibrary(
+      p, second, "neg", neg, {{"X", ir::DType::F32}}, {{"Y", ir::DType::F32}});
   ir::NodeId y = ir::addAccess(p, second, "y");
-  ir::addEdge(p, second, a, "", n, "X", {"u", ir::Subset::full(p.container("u").shape)});
-  ir::addEdge(p, second, n, "Y", y, "", {"y", ir::Subset::full(p.container("y").shape)});
+  ir::addEdge(p, second, a, "", n, "X",
+              {"u", ir::Subset::full(p.container("u").shape)});
+  ir::addEdge(p, second, n, "Y", y, "",
+              {"y", ir::Subset::full(p.container("y").shape)});
   p.states.push_back(second);
   ASSERT_TRUE(valid(p));
   Workspace ws(p);
@@ -317,8 +353,9 @@ TEST_F(WorkspaceTest, MatchingIsIncrementalPerState) {
   EXPECT_EQ(ws.matchCache().stats().statesMatched, mid.statesMatched + 1);
   EXPECT_EQ(ws.matchCache().stats().statesReused, mid.statesReused + 1);
   // The cached matches equal a fresh, uncached listing.
-  EXPECT_EQ(now, transforms::findMatches(ws.program(),
-                                         *transforms::requireTransformation("expand")));
+  EXPECT_EQ(now,
+            transforms::findMatches(
+                ws.program(), *transforms::requireTransformation("expand")));
 }
 
 /// Random sequences of apply, undo, redo and revert. After an undo the
