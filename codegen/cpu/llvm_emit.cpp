@@ -333,10 +333,12 @@ void Emitter::emitAllocate(const Stmt &s) {
   llvm::Value *bytes = b_.CreateMul(
       index(s.size),
       b_.getInt64(static_cast<std::int64_t>(ir::dtypeSize(s.dtype))));
-  llvm::FunctionCallee alloc = runtime("weir_alloc", ptr(), {ptr(), i64()});
+  llvm::FunctionCallee alloc =
+      runtime("weir_alloc", ptr(), {ptr(), i64(), i64()});
   if (auto *fn = llvm::dyn_cast<llvm::Function>(alloc.getCallee()))
     fn->addRetAttr(llvm::Attribute::NoAlias);
-  llvm::Value *p = b_.CreateCall(alloc, {scope_.rt, bytes}, s.buffer);
+  llvm::Value *p = b_.CreateCall(
+      alloc, {scope_.rt, bytes, b_.getInt64(s.zeroFill ? 1 : 0)}, s.buffer);
   // Out of memory: the runtime has recorded the error; skip the body.
   auto *ok =
       llvm::BasicBlock::Create(ctx_, blockName(s.buffer + ".ok"), scope_.fn);

@@ -60,11 +60,12 @@ void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
     openblasOnPool(*rt->pool, g);
 }
 
-/// Zero-filled, 64-byte aligned; null (and the run's error set) when out of
-/// memory. Blocks come from the executable's cache when it has one of the
-/// size: fresh pages cost a page fault each, which on a virtual machine
-/// costs more than the work done on them.
-void *weir_alloc(RunContext *rt, std::int64_t bytes) {
+/// 64-byte aligned, zero-filled when `zero` (lowering clears every buffer
+/// but those the program writes whole before reading); null (and the run's
+/// error set) when out of memory. Blocks come from the executable's cache
+/// when it has one of the size: fresh pages cost a page fault each, which
+/// on a virtual machine costs more than the work done on them.
+void *weir_alloc(RunContext *rt, std::int64_t bytes, std::int64_t zero) {
   std::size_t size = (static_cast<std::size_t>(bytes) + 63) / 64 * 64;
   if (size == 0)
     size = 64;
@@ -75,7 +76,8 @@ void *weir_alloc(RunContext *rt, std::int64_t bytes) {
     std::atomic_ref<std::int32_t>(rt->error).store(kErrorOutOfMemory);
     return nullptr;
   }
-  zeroFill(rt, p, size);
+  if (zero)
+    zeroFill(rt, p, size);
   return p;
 }
 

@@ -157,12 +157,13 @@ StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
 }
 
 StmtPtr allocate(std::string buffer, ir::DType dtype, ir::Expr size,
-                 std::vector<StmtPtr> body) {
+                 std::vector<StmtPtr> body, bool zeroFill) {
   auto s = makeStmt(StmtKind::Allocate);
   s->buffer = std::move(buffer);
   s->dtype = dtype;
   s->size = std::move(size);
   s->body = std::move(body);
+  s->zeroFill = zeroFill;
   return s;
 }
 
@@ -273,10 +274,13 @@ std::string print(const Stmt &s, int indent) {
            (s.label.empty() ? "" : "  # " + s.label) + "\n" + body(s.body) +
            pad + "}\n";
   }
-  case StmtKind::Allocate:
-    return pad + "allocate " + s.buffer + ": " +
-           std::string(ir::dtypeName(s.dtype)) + "[" + s.size.str() + "] {\n" +
-           body(s.body) + pad + "}\n";
+  case StmtKind::Allocate: {
+    std::string out = pad + "allocate " + s.buffer + ": ";
+    out.append(ir::dtypeName(s.dtype)).append("[").append(s.size.str());
+    out.append(s.zeroFill ? "] {\n"
+                          : "] {  # not cleared: written whole first\n");
+    return out + body(s.body) + pad + "}\n";
+  }
   case StmtKind::Store:
     return pad + s.buffer + "[" + s.index.str() + "] = " + print(*s.value) +
            "\n";

@@ -76,7 +76,8 @@ bool hasIntegerDivision(const Value &v);
 enum class StmtKind : std::uint8_t {
   Block,    ///< `body` in order
   For,      ///< `var` over [begin, end) by `step`, `body`
-  Allocate, ///< zero-filled buffer `buffer` of `size` elements for `body`
+  Allocate, ///< buffer `buffer` of `size` elements for `body`, zero-filled
+            ///< unless `zeroFill` is false
   Store,    ///< buffer[index] = value
   Assign,   ///< local `var` = value
   If,       ///< if (value) body
@@ -123,6 +124,9 @@ struct Stmt {
   std::string buffer;
   ir::DType dtype = ir::DType::F32; ///< Allocate
   ir::Expr size;                    ///< Allocate: element count
+  /// Allocate: clear the buffer first; false when the body writes every
+  /// element before reading any (codegen/lower/first_touch.h).
+  bool zeroFill = true;
   ir::Expr index;                   ///< Store: element offset
   ValuePtr value;                   ///< Store, Assign: value; If: condition
   std::string callee;               ///< Call
@@ -137,7 +141,7 @@ StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
                 ForKind kind, std::vector<StmtPtr> body,
                 std::string label = "");
 StmtPtr allocate(std::string buffer, ir::DType dtype, ir::Expr size,
-                 std::vector<StmtPtr> body);
+                 std::vector<StmtPtr> body, bool zeroFill = true);
 StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value);
 StmtPtr assign(std::string var, ValuePtr value);
 StmtPtr ifThen(ValuePtr cond, std::vector<StmtPtr> body);

@@ -3,6 +3,7 @@
 
 #include "codegen/lower/lower.h"
 
+#include "codegen/lower/first_touch.h"
 #include "codegen/lower/parallel_proof.h"
 #include "core/interp/state_plan.h"
 #include "core/interp/tasklet_eval.h"
@@ -770,12 +771,19 @@ LoopFunction Lowerer::run() {
   for (const auto &[name, c] : program_.containers)
     if (c.isConstant() && args.insert(name).second)
       param(name, Role::Constant);
+  auto allocated = [&](const std::string &name, const ir::Container &c) {
+    return !args.count(name) && !c.isView() && !registerScope_.count(name);
+  };
+  std::map<std::string, ir::Expr, std::less<>> sizes;
+  for (const auto &[name, c] : program_.containers)
+    if (allocated(name, c))
+      sizes[name] = c.elementCount();
+  std::set<std::string, std::less<>> whole = writtenWholeFirst(body, sizes);
   for (auto it = program_.containers.rbegin(); it != program_.containers.rend();
        ++it)
-    if (!args.count(it->first) && !it->second.isView() &&
-        !registerScope_.count(it->first))
+    if (allocated(it->first, it->second))
       body = allocate(it->first, it->second.dtype, it->second.elementCount(),
-                      {body});
+                      {body}, !whole.count(it->first));
   f.body = body;
   return f;
 }
