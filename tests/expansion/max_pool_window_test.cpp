@@ -95,6 +95,13 @@ TEST(MaxPoolWindow, OneAndThreeSpatialDimensionsAndIntegers) {
               {{"kernel_shape", std::vector<std::int64_t>{2, 2, 2}},
                {"strides", std::vector<std::int64_t>{2, 2, 2}}}),
       random({1, 2, 5, 6, 4}, 9));
+  // A 1x1 window of a NaN with a payload: the canonical NaN, as purely.
+  runtime::Tensor odd = random({1, 1, 2, 2}, 10);
+  std::uint32_t payload = 0xffc01234u;
+  std::memcpy(odd.mutableAs<float>(), &payload, 4);
+  expectSameAsPure(maxPool({1, 1, 2, 2}, {1, 1, 2, 2},
+                           {{"kernel_shape", std::vector<std::int64_t>{1, 1}}}),
+                   odd);
   runtime::Tensor ints(DType::I32, {1, 1, 6, 6});
   for (std::int64_t i = 0; i < 36; ++i)
     ints.setFromDouble(i, double((i * 7) % 11) - 5);

@@ -368,8 +368,12 @@ void expandMaxPoolWindow(ExpansionContext &ctx) {
     }
     in.push_back({conn, x.name, xidx});
     std::string acc = "m" + std::to_string(flat);
+    // A lone position still goes through max, whose NaN is the canonical
+    // one, as the pure expansion's max(-inf, x) gives.
     if (flat == 0)
-      code += acc + " = " + conn + "\n";
+      code += acc + " = " +
+              (positions == 1 ? "max(" + conn + ", " + conn + ")" : conn) +
+              "\n";
     else
       code += acc + " = max(m" + std::to_string(flat - 1) + ", " + conn + ")\n";
   }
