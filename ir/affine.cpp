@@ -27,6 +27,19 @@ std::optional<Affine> affineIn(const Expr &e,
   return a;
 }
 
+std::map<std::string, VarBounds>
+constantBounds(const std::vector<std::string> &params,
+               const std::vector<Range> &ranges) {
+  std::map<std::string, VarBounds> bounds;
+  for (std::size_t k = 0; k < params.size() && k < ranges.size(); ++k) {
+    auto b = ranges[k].begin.asConstant(), e = ranges[k].end.asConstant(),
+         st = ranges[k].step.asConstant();
+    if (b && e && st && *st > 0 && *e > *b)
+      bounds[params[k]] = {*b, *b + (*e - *b - 1) / *st * *st};
+  }
+  return bounds;
+}
+
 bool disjointPerValue(const std::vector<const Expr *> &dims,
                       const std::string &var,
                       const std::function<bool(const std::string &)> &invariant,

@@ -33,6 +33,12 @@ struct VarBounds {
   std::int64_t first = 0, last = 0;
 };
 
+/// The bounds of those of `params` whose `ranges` are constant and not
+/// empty (the last value a positive step reaches).
+std::map<std::string, VarBounds>
+constantBounds(const std::vector<std::string> &params,
+               const std::vector<Range> &ranges);
+
 /// Whether distinct values of `var` give disjoint index sets through the
 /// index expressions `dims` (one per access of a container, in one
 /// dimension): each is `a·var + rest + c_k + Σ b·u` with one coefficient a,

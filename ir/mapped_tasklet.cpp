@@ -2,6 +2,7 @@
 
 #include "ir/affine.h"
 #include "ir/error.h"
+#include "ir/scope.h"
 
 #include <algorithm>
 #include <functional>
@@ -88,9 +89,9 @@ Subset sweptBox(const Subset &index, const std::vector<std::string> &params,
       lo = lo + f * (coef->second > 0 ? first : last);
       hi = hi + f * (coef->second > 0 ? last : first);
     }
-    box.dims.push_back(ok ? Range(lo, hi + Expr(1), Expr(std::max<std::int64_t>(
-                                                         step, 1)))
-                          : Range(Expr(0), shape[d]));
+    box.dims.push_back(
+        ok ? Range(lo, hi + Expr(1), Expr(std::max<std::int64_t>(step, 1)))
+           : Range(Expr(0), shape[d]));
   }
   return box;
 }
@@ -158,11 +159,12 @@ MappedTaskletIds addMappedNode(
     if (!entryConn.count(r.container)) {
       entryConn[r.container] = true;
       Node *e = s.findNode(entry);
-      e->inputs.push_back({"IN_" + r.container, c.dtype});
-      e->outputs.push_back({"OUT_" + r.container, c.dtype});
-      addEdge(p, s, inAccess[k], "", entry, "IN_" + r.container, fullMemlet(c));
+      e->inputs.push_back({scopeIn(r.container), c.dtype});
+      e->outputs.push_back({scopeOut(r.container), c.dtype});
+      addEdge(p, s, inAccess[k], "", entry, scopeIn(r.container),
+              fullMemlet(c));
     }
-    addEdge(p, s, entry, "OUT_" + r.container, ids.tasklet, r.connector,
+    addEdge(p, s, entry, scopeOut(r.container), ids.tasklet, r.connector,
             memlet(r));
   }
   if (inputs.empty()) // keep the node inside the scope
@@ -179,12 +181,11 @@ MappedTaskletIds addMappedNode(
   for (const Region &r : outputs) {
     const Container &c = p.container(r.container);
     bool shared = writes[r.container] > 1;
-    std::string suffix =
-        shared ? r.container + "." + r.connector : r.container;
-    addEdge(p, s, ids.tasklet, r.connector, exit, "IN_" + suffix, memlet(r));
+    std::string suffix = shared ? r.container + "." + r.connector : r.container;
+    addEdge(p, s, ids.tasklet, r.connector, exit, scopeIn(suffix), memlet(r));
     Node *x = s.findNode(exit);
-    x->inputs.push_back({"IN_" + suffix, c.dtype});
-    x->outputs.push_back({"OUT_" + suffix, c.dtype});
+    x->inputs.push_back({scopeIn(suffix), c.dtype});
+    x->outputs.push_back({scopeOut(suffix), c.dtype});
     auto target = written.find(r.container);
     if (target == written.end())
       target = written
@@ -194,7 +195,7 @@ MappedTaskletIds addMappedNode(
     Memlet outer = fullMemlet(c, r.wcr);
     if (shared)
       outer.subset = sweptBox(r.subset, params, ranges, c.shape);
-    addEdge(p, s, exit, "OUT_" + suffix, target->second, "", outer);
+    addEdge(p, s, exit, scopeOut(suffix), target->second, "", outer);
   }
   return ids;
 }

@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/scope.h"
+#include "ir/state_view.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -69,12 +70,6 @@ bool allocatesBuffer(const Program &program, const Container &c) {
 
 TopLevel topLevel(const State &state) {
   TopLevel t;
-  std::map<NodeId, const Node *> byId;
-  std::map<NodeId, std::size_t> position;
-  for (std::size_t i = 0; i < state.nodes.size(); ++i) {
-    byId[state.nodes[i].id] = &state.nodes[i];
-    position[state.nodes[i].id] = i;
-  }
   std::map<NodeId, NodeId> parent = scopeParents(state);
   for (const Node &n : state.nodes) {
     NodeId x = n.kind == NodeKind::MapExit ? n.map().partner : n.id;
@@ -88,40 +83,9 @@ TopLevel topLevel(const State &state) {
     t.member[n.id] = x;
   }
 
-  // Kahn's algorithm over the members, as interp::planState does it.
-  std::map<NodeId, std::set<NodeId>> succ;
-  std::map<NodeId, int> indeg;
-  std::vector<NodeId> members;
-  for (const Node &n : state.nodes)
-    if (t.member[n.id] == n.id && n.kind != NodeKind::MapExit) {
-      members.push_back(n.id);
-      indeg[n.id] = 0;
-    }
-  for (const Edge &e : state.edges) {
-    if (!byId.count(e.src) || !byId.count(e.dst))
-      continue;
-    NodeId from = t.member[e.src], to = t.member[e.dst];
-    if (from != to && indeg.count(from) && indeg.count(to) &&
-        succ[from].insert(to).second)
-      ++indeg[to];
-  }
-  std::set<std::pair<std::size_t, NodeId>> ready;
-  for (NodeId id : members)
-    if (indeg[id] == 0)
-      ready.insert({position.at(id), id});
-  while (!ready.empty()) {
-    NodeId id = ready.begin()->second;
-    ready.erase(ready.begin());
-    t.index[id] = t.order.size();
-    t.order.push_back(id);
-    if (auto it = succ.find(id); it != succ.end())
-      for (NodeId next : it->second)
-        if (--indeg[next] == 0)
-          ready.insert({position.at(next), next});
-  }
-  if (t.order.size() != members.size())
-    throw Error("state '" + state.name +
-                "': edges between map scopes form a cycle at the top level");
+  t.order = viewState(state).order.at(0);
+  for (std::size_t i = 0; i < t.order.size(); ++i)
+    t.index[t.order[i]] = i;
   return t;
 }
 

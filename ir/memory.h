@@ -8,8 +8,8 @@
 ///   not constant and not a view — whether or not anything uses it.
 /// - Live: a buffer is live from the first top-level node that accesses it
 ///   to the last one, in the order the backend runs nodes: states in
-///   order, and in each state the interpreter's plan (core/interp/
-///   state_plan.h) at the top level, where a map with everything inside it
+///   order, and in each state the order of ir/state_view.h at the top
+///   level, where a map with everything inside it
 ///   counts as one node. That is normally from its first write to its last
 ///   read; a view's reads keep its target live. A node reads a container
 ///   on an edge out of one of its access nodes and writes it on an edge
@@ -43,7 +43,7 @@ bool allocatesBuffer(const Program &program, const Container &c);
 /// A state's top level as the backend runs it.
 struct TopLevel {
   /// Top-level members in run order: topological, ties going to the node
-  /// earlier in `State::nodes` (exactly `interp::planState(s).order[0]`).
+  /// earlier in `State::nodes` (`viewState(s).order[0]`).
   std::vector<NodeId> order;
   /// Every node -> the top-level member it runs as part of: itself, or the
   /// entry of the outermost map around it (a map's exit -> its entry).

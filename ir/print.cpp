@@ -256,4 +256,9 @@ std::string print(const Program &program, const PrintOptions &options) {
   return p.str();
 }
 
+std::string describe(const Node &n, std::string_view word) {
+  return std::string(word.empty() ? nodeKindName(n.kind) : word) + " '" +
+         n.label + "' (%" + std::to_string(n.id) + ")";
+}
+
 } // namespace weir::ir

@@ -16,10 +16,12 @@
 ///       %1 -> %2.X  input[0:1, 0:3, 0:32, 0:32]
 
 #include <string>
+#include <string_view>
 
 namespace weir::ir {
 
 class Program;
+struct Node;
 
 struct PrintOptions {
   /// Print nested subgraphs (If/Loop bodies) in full instead of a summary.
@@ -27,5 +29,10 @@ struct PrintOptions {
 };
 
 std::string print(const Program &program, const PrintOptions &options = {});
+
+/// How a message names a node, with the id as the text form prints it:
+/// "tasklet 'add' (%5)", or with `word` in place of the kind ("map 'relu'
+/// (%4)" for a map entry).
+std::string describe(const Node &n, std::string_view word = {});
 
 } // namespace weir::ir

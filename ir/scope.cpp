@@ -1,5 +1,7 @@
 #include "ir/scope.h"
 
+#include "ir/error.h"
+
 #include <algorithm>
 
 namespace weir::ir {
@@ -74,6 +76,43 @@ Expr scopeExecutions(const State &state,
     scope = it == parents.end() ? 0 : it->second;
   }
   return count;
+}
+
+namespace {
+constexpr std::string_view kIn = "IN_", kOut = "OUT_";
+
+std::optional<std::string> suffixAfter(std::string_view conn,
+                                       std::string_view prefix) {
+  if (!conn.starts_with(prefix))
+    return std::nullopt;
+  return std::string(conn.substr(prefix.size()));
+}
+} // namespace
+
+std::string scopeIn(std::string_view x) { return std::string(kIn) += x; }
+std::string scopeOut(std::string_view x) { return std::string(kOut) += x; }
+
+std::optional<std::string> scopeInSuffix(std::string_view conn) {
+  return suffixAfter(conn, kIn);
+}
+
+std::optional<std::string> scopeOutSuffix(std::string_view conn) {
+  return suffixAfter(conn, kOut);
+}
+
+std::string scopeSuffix(std::string_view conn) {
+  if (auto x = scopeInSuffix(conn))
+    return *x;
+  if (auto x = scopeOutSuffix(conn))
+    return *x;
+  throw Error("connector '" + std::string(conn) +
+              "' is not a scope connector (IN_x or OUT_x)");
+}
+
+std::string scopePartner(std::string_view conn) {
+  if (auto x = scopeInSuffix(conn))
+    return scopeOut(*x);
+  return scopeIn(scopeSuffix(conn));
 }
 
 } // namespace weir::ir

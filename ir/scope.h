@@ -1,10 +1,14 @@
 #pragma once
 /// \file
-/// Map scopes of a state: which MapEntry encloses each node.
+/// Map scopes of a state: which MapEntry encloses each node, and how data
+/// crosses a scope's boundary.
 
 #include "ir/program.h"
 
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace weir::ir {
 
@@ -18,5 +22,23 @@ std::map<NodeId, NodeId> scopeParents(const State &state);
 /// included): how many times a node directly in that scope executes.
 Expr scopeExecutions(const State &state,
                      const std::map<NodeId, NodeId> &parents, NodeId scope);
+
+/// Scope connectors. Data crosses a map's boundary through connector
+/// pairs named after one suffix x: on the entry, input `IN_x` (the edge
+/// from outside) and output `OUT_x` (the edges into the body); on the
+/// exit, input `IN_x` (from the body) and output `OUT_x` (to outside).
+/// Every edit that makes or follows a pair spells it with these.
+std::string scopeIn(std::string_view x);  ///< "IN_x"
+std::string scopeOut(std::string_view x); ///< "OUT_x"
+/// "x" for "IN_x"; nullopt for a connector that is not a scope input.
+std::optional<std::string> scopeInSuffix(std::string_view conn);
+/// "x" for "OUT_x"; nullopt for a connector that is not a scope output.
+std::optional<std::string> scopeOutSuffix(std::string_view conn);
+/// "x" for "IN_x" or "OUT_x". Throws weir::Error for a connector that is
+/// neither (a scope connector was expected).
+std::string scopeSuffix(std::string_view conn);
+/// The other connector of the pair: "OUT_x" for "IN_x" and "IN_x" for
+/// "OUT_x". Throws weir::Error for a connector that is neither.
+std::string scopePartner(std::string_view conn);
 
 } // namespace weir::ir

@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ir/primitives.h"
+#include "ir/print.h"
 
 #include <algorithm>
 #include <functional>
@@ -195,7 +196,8 @@ private:
       if (t->dtype != c.dtype)
         fail("has dtype " + std::string(dtypeName(c.dtype)) + ", its target '" +
              t->name + "' " + std::string(dtypeName(t->dtype)));
-      auto a = c.elementCount().asConstant(), b = t->elementCount().asConstant();
+      auto a = c.elementCount().asConstant(),
+           b = t->elementCount().asConstant();
       if (a && b ? *a != *b : !(c.elementCount() == t->elementCount()))
         fail("does not have as many elements as its target '" + t->name + "'");
       if (c.strides != rowMajorStrides(c.shape) ||
@@ -299,11 +301,6 @@ private:
                 {n.id});
     }
     checkAcyclic(s, nodes);
-  }
-
-  static std::string describe(const Node &n) {
-    return std::string(nodeKindName(n.kind)) + " '" + n.label + "' (id " +
-           std::to_string(n.id) + ")";
   }
 
   void checkNode(const State &s, const Node &n,

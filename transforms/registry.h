@@ -22,7 +22,8 @@ bool unregisterTransformation(std::string_view id);
 /// The transformation with this id, or nullptr.
 std::shared_ptr<const Transformation> findTransformation(std::string_view id);
 /// Same, but throws weir::Error listing the known ids when there is none.
-std::shared_ptr<const Transformation> requireTransformation(std::string_view id);
+std::shared_ptr<const Transformation>
+requireTransformation(std::string_view id);
 
 /// Every registered transformation, ordered by tier, then id.
 std::vector<std::shared_ptr<const Transformation>> transformations();

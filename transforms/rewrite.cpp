@@ -37,14 +37,13 @@ ir::Edge &edgeWithId(ir::State &state, ir::EdgeId id) {
   for (ir::Edge &e : state.edges)
     if (e.id == id)
       return e;
-  throw Error("edge " + std::to_string(id) + " is not in state '" +
-              state.name + "'");
+  throw Error("edge " + std::to_string(id) + " is not in state '" + state.name +
+              "'");
 }
 
 void removeNode(ir::State &state, ir::NodeId id, IdMap *idMap) {
-  std::erase_if(state.edges, [&](const ir::Edge &e) {
-    return e.src == id || e.dst == id;
-  });
+  std::erase_if(state.edges,
+                [&](const ir::Edge &e) { return e.src == id || e.dst == id; });
   std::erase_if(state.nodes, [&](const ir::Node &n) { return n.id == id; });
   if (idMap)
     idMap->erase(id);
@@ -81,8 +80,8 @@ bool containerUsed(const ir::Program &program, std::string_view container) {
 bool isArgument(const ir::Program &program, std::string_view container) {
   return std::find(program.inputs.begin(), program.inputs.end(), container) !=
              program.inputs.end() ||
-         std::find(program.outputs.begin(), program.outputs.end(),
-                   container) != program.outputs.end();
+         std::find(program.outputs.begin(), program.outputs.end(), container) !=
+             program.outputs.end();
 }
 
 std::vector<std::string> removeUnused(ir::Program &program, IdMap *idMap) {

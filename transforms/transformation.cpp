@@ -8,26 +8,47 @@
 
 namespace weir::transforms {
 
-std::string_view tierName(Tier t) {
-  switch (t) {
-  case Tier::Expansion:
-    return "expansion";
-  case Tier::Fusion:
-    return "fusion";
-  case Tier::Movement:
-    return "movement";
-  case Tier::Tensorize:
-    return "tensorize";
-  }
-  return "?";
+const std::vector<TierInfo> &tiers() {
+  static const std::vector<TierInfo> kTiers = {
+      {Tier::Expansion, 1, "expansion", "Operator expansion"},
+      {Tier::Fusion, 2, "fusion", "Fusion"},
+      {Tier::Movement, 3, "movement", "Data movement"},
+      {Tier::Tensorize, 4, "tensorize", "Tensorization"},
+  };
+  return kTiers;
 }
 
+const TierInfo &tierInfo(Tier t) {
+  for (const TierInfo &info : tiers())
+    if (info.tier == t)
+      return info;
+  throw Error("unknown tier " + std::to_string(int(t)));
+}
+
+std::string_view tierName(Tier t) { return tierInfo(t).name; }
+
 std::optional<Tier> parseTier(std::string_view name) {
-  for (Tier t : {Tier::Expansion, Tier::Fusion, Tier::Movement,
-                 Tier::Tensorize})
-    if (tierName(t) == name)
-      return t;
+  for (const TierInfo &info : tiers())
+    if (info.name == name)
+      return info.tier;
   return std::nullopt;
+}
+
+std::string tierNameList() {
+  std::string list;
+  const std::vector<TierInfo> &all = tiers();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    list += std::string(i == 0                ? ""
+                        : i + 1 == all.size() ? " or "
+                                              : ", ") +
+            std::string(all[i].name);
+  return list;
+}
+
+std::string Transformation::description() const {
+  const TierInfo &t = tierInfo(tier());
+  return std::string(t.title) + " (tier " + std::to_string(t.number) + "). " +
+         declaration_.description;
 }
 
 std::string_view paramKindName(ParamSpec::Kind k) {
@@ -117,7 +138,7 @@ std::string kindOf(const ParamValue &v) {
 } // namespace
 
 Params resolveParams(const Transformation &t, const Params &params) {
-  std::vector<ParamSpec> specs = t.params();
+  const std::vector<ParamSpec> &specs = t.params();
   std::string where = std::string(t.id()) + ": parameter '";
   for (const auto &[name, value] : params) {
     bool known = false;
@@ -135,7 +156,8 @@ Params resolveParams(const Transformation &t, const Params &params) {
   for (const ParamSpec &s : specs) {
     auto it = params.find(s.name);
     ParamValue v = it == params.end() ? s.defaultValue : it->second;
-    if (s.kind == ParamSpec::Kind::Float && std::holds_alternative<std::int64_t>(v))
+    if (s.kind == ParamSpec::Kind::Float &&
+        std::holds_alternative<std::int64_t>(v))
       v = double(std::get<std::int64_t>(v));
     if (v.index() != std::size_t(s.kind))
       throw Error(where + s.name + "' must be " +
@@ -151,8 +173,8 @@ Params resolveParams(const Transformation &t, const Params &params) {
       std::ostringstream range;
       range << "[" << (s.min ? std::to_string(*s.min) : "-inf") << ", "
             << (s.max ? std::to_string(*s.max) : "inf") << "]";
-      throw Error(where + s.name + "' = " + paramValueText(v) +
-                  " is outside " + range.str());
+      throw Error(where + s.name + "' = " + paramValueText(v) + " is outside " +
+                  range.str());
     }
     if (s.kind == ParamSpec::Kind::String && !s.choices.empty()) {
       const std::string &text = std::get<std::string>(v);
@@ -183,8 +205,12 @@ std::string roleList(const Pattern &pattern) {
 
 } // namespace
 
-CheckResult checkMatch(const ir::Program &program, const Transformation &t,
-                       const Match &match, const Params &params) {
+namespace {
+
+/// Whether `match` fits `t`'s pattern in `program` (checkMatch's first
+/// half); the reason names what does not.
+CheckResult fitsPattern(const ir::Program &program, const Transformation &t,
+                        const Match &match, const Params &params) {
   const Pattern &pattern = t.pattern();
   if (pattern.empty()) {
     if (!match.roles.empty())
@@ -204,13 +230,15 @@ CheckResult checkMatch(const ir::Program &program, const Transformation &t,
       return CheckResult::failure("there is no state '" + match.state + "'");
     std::vector<ir::NodeId> binding;
     for (std::size_t k = 0; k < pattern.nodes.size(); ++k) {
-      if (k >= match.roles.size() || match.roles[k].first != pattern.nodes[k].role)
+      if (k >= match.roles.size() ||
+          match.roles[k].first != pattern.nodes[k].role)
         return CheckResult::failure("the match must bind the roles " +
                                     roleList(pattern) + " in that order");
       binding.push_back(match.roles[k].second);
     }
     if (match.roles.size() != pattern.nodes.size())
-      return CheckResult::failure("the match binds more roles than the pattern has");
+      return CheckResult::failure(
+          "the match binds more roles than the pattern has");
     StateGraph graph(*state);
     if (auto why = explainMismatch(pattern, program, graph, binding)) {
       // A predicate's refusal is better explained by check(), which knows
@@ -230,25 +258,63 @@ CheckResult checkMatch(const ir::Program &program, const Transformation &t,
       return CheckResult::failure(*why, binding);
     }
   }
-  Params resolved;
+  return CheckResult::success();
+}
+
+/// `params` resolved, or the reason they do not resolve.
+std::variant<CheckResult, Params> resolved(const Transformation &t,
+                                           const Params &params) {
   try {
-    resolved = resolveParams(t, params);
-  } catch (const Error &e) {
-    return CheckResult::failure(e.what());
-  }
-  try {
-    return t.check(program, match, resolved);
+    return resolveParams(t, params);
   } catch (const Error &e) {
     return CheckResult::failure(e.what());
   }
 }
 
+} // namespace
+
+CheckResult checkMatch(const ir::Program &program, const Transformation &t,
+                       const Match &match, const Params &params) {
+  if (CheckResult fits = fitsPattern(program, t, match, params); !fits)
+    return fits;
+  auto values = resolved(t, params);
+  if (auto *refusal = std::get_if<CheckResult>(&values))
+    return *refusal;
+  try {
+    return t.check(program, match, std::get<Params>(values));
+  } catch (const Error &e) {
+    return CheckResult::failure(e.what());
+  }
+}
+
+std::variant<CheckResult, ApplyResult>
+Transformation::checkAndApply(const ir::Program &program, const Match &match,
+                              const Params &params) const {
+  CheckResult c = CheckResult::success();
+  try {
+    c = check(program, match, params);
+  } catch (const Error &e) {
+    c = CheckResult::failure(e.what());
+  }
+  if (!c)
+    return c;
+  return apply(program, match, params);
+}
+
 ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
                          const Match &match, const Params &params) {
-  CheckResult c = checkMatch(program, t, match, params);
-  if (!c)
-    throw Error(std::string(t.id()) + " at " + match.str() + ": " + c.reason);
-  ApplyResult r = t.apply(program, match, resolveParams(t, params));
+  auto refused = [&](const CheckResult &c) {
+    return Error(std::string(t.id()) + " at " + match.str() + ": " + c.reason);
+  };
+  if (CheckResult fits = fitsPattern(program, t, match, params); !fits)
+    throw refused(fits);
+  auto values = resolved(t, params);
+  if (auto *refusal = std::get_if<CheckResult>(&values))
+    throw refused(*refusal);
+  auto outcome = t.checkAndApply(program, match, std::get<Params>(values));
+  if (auto *refusal = std::get_if<CheckResult>(&outcome))
+    throw refused(*refusal);
+  ApplyResult r = std::move(std::get<ApplyResult>(outcome));
   std::vector<ir::Diagnostic> d = ir::validate(r.program);
   if (ir::hasErrors(d))
     throw Error(std::string(t.id()) + " at " + match.str() +
@@ -266,8 +332,7 @@ IdMap identityIdMap(const ir::Program &program) {
 
 namespace {
 
-template <typename T>
-const T &param(const Params &p, std::string_view name) {
+template <typename T> const T &param(const Params &p, std::string_view name) {
   auto it = p.find(name);
   if (it == p.end() || !std::holds_alternative<T>(it->second))
     throw Error("parameter '" + std::string(name) + "' is missing or mistyped");

@@ -25,8 +25,23 @@ namespace weir::transforms {
 
 /// The four tiers, in the order a recipe usually applies them.
 enum class Tier : std::uint8_t { Expansion, Fusion, Movement, Tensorize };
+
+/// A tier as the front ends show it. The table (tiers()) is the one place
+/// a tier is named: `--tier`, JSON and Python read `name`, descriptions
+/// and the GUI's grouping `title` and `number`.
+struct TierInfo {
+  Tier tier;
+  int number;             ///< 1 to 4
+  std::string_view name;  ///< "movement"
+  std::string_view title; ///< "Data movement"
+};
+/// Every tier, in order.
+const std::vector<TierInfo> &tiers();
+const TierInfo &tierInfo(Tier t);
 std::string_view tierName(Tier t); ///< "expansion", "fusion", ...
 std::optional<Tier> parseTier(std::string_view name);
+/// "expansion, fusion, movement or tensorize", for usage messages.
+std::string tierNameList();
 
 using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
 /// Parameter values by name; absent names take their defaults.
@@ -97,18 +112,37 @@ struct ApplyResult {
   IdMap idMap;
 };
 
+/// What a transformation is, declared once as data (the way MLIR declares
+/// its passes): the registry, the command line, recipes, Python, the GUI
+/// and the docs all read this one record.
+struct Declaration {
+  std::string id; ///< kebab-case, e.g. "map-fusion"
+  Tier tier = Tier::Expansion;
+  std::string summary; ///< one line
+  /// What it does and refuses. The tier is not written here: description()
+  /// puts "Fusion (tier 2). " in front.
+  std::string description;
+  std::vector<ParamSpec> params = {};
+  Exactness exactness = {};
+  /// The shape of a match. An empty pattern matches once per program.
+  Pattern pattern = {};
+};
+
 class Transformation {
 public:
+  explicit Transformation(Declaration declaration)
+      : declaration_(std::move(declaration)) {}
   virtual ~Transformation() = default;
 
-  virtual std::string_view id() const = 0; ///< kebab-case, e.g. "map-fusion"
-  virtual Tier tier() const = 0;
-  virtual std::string_view summary() const = 0; ///< one line
-  virtual std::string_view description() const = 0;
-  virtual std::vector<ParamSpec> params() const { return {}; }
-  virtual Exactness exactness() const { return {}; }
-  /// The shape of a match. An empty pattern matches once per program.
-  virtual const Pattern &pattern() const = 0;
+  const Declaration &declaration() const { return declaration_; }
+  std::string_view id() const { return declaration_.id; }
+  Tier tier() const { return declaration_.tier; }
+  std::string_view summary() const { return declaration_.summary; }
+  /// The declared description after the tier: "Fusion (tier 2). A map ...".
+  std::string description() const;
+  const std::vector<ParamSpec> &params() const { return declaration_.params; }
+  const Exactness &exactness() const { return declaration_.exactness; }
+  const Pattern &pattern() const { return declaration_.pattern; }
 
   /// Preconditions beyond the pattern's. Called only with matches of the
   /// pattern (or matches a recipe claims are such; `checkMatch` verifies
@@ -119,6 +153,16 @@ public:
   /// weir::Error, which leaves the input untouched (it is const).
   virtual ApplyResult apply(const ir::Program &program, const Match &match,
                             const Params &params) const = 0;
+  /// check() and apply() in one, for callers that do both (applyChecked):
+  /// the refusal, or the result. By default check then apply; a
+  /// transformation whose check computes a plan (planned.h) plans once and
+  /// hands the plan to its rewrite.
+  virtual std::variant<CheckResult, ApplyResult>
+  checkAndApply(const ir::Program &program, const Match &match,
+                const Params &params) const;
+
+private:
+  Declaration declaration_;
 };
 
 /// Every match of `t` in `program`, in deterministic order (states in

@@ -10,6 +10,19 @@
 namespace weir::cli {
 
 using Args = std::vector<std::string>;
+struct CommandSpec;
+
+/// Each command's options, declared once (options.h): the parser and the
+/// usage text read them.
+const CommandSpec &inspectSpec();
+const CommandSpec &convertSpec();
+const CommandSpec &printSpec();
+const CommandSpec &validateSpec();
+const CommandSpec &runSpec();
+const CommandSpec &transformsSpec();
+const CommandSpec &matchesSpec();
+const CommandSpec &optimizeSpec();
+const CommandSpec &conformanceSpec();
 
 int inspectCommand(const Args &args);
 int convertCommand(const Args &args);

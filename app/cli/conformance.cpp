@@ -11,13 +11,14 @@
 /// this process (for a debugger).
 
 #include "app/cli/conformance.h"
+#include "app/cli/options.h"
 #include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
-#include "core/onnx/import.h"
 #include "core/runtime/compare.h"
 #include "core/runtime/tensor_pb.h"
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "onnx/import.h"
+#include "transforms/operators/expansion.h"
 
 #include <nlohmann/json.hpp>
 
@@ -40,10 +41,40 @@
 #include <set>
 
 namespace weir::cli {
+
+const CommandSpec &conformanceSpec() {
+  using K = OptionKind;
+  static const CommandSpec spec{
+      "conformance",
+      "",
+      "run the ONNX backend tests (node, pytorch-converted, pytorch-operator, "
+      "simple) through import, expand-all and the CPU backend; print "
+      "pass/fail/skip and totals",
+      {{"--json", K::Flag, "",
+        "one JSON object: passed, failed, skipped, tests [{name, status, "
+        "reason, ms}]"},
+       {"--filter", K::Text, "FILE",
+        "skip the tests FILE lists (`dir/test  # why`)"},
+       {"--dir", K::Text, "DIR",
+        "test-data root (default /usr/share/libonnx-testdata/data)"},
+       {"--only", K::Text, "SUBSTRING",
+        "only tests whose dir/name contains it (repeatable)", "", 0, true},
+       {"--interpreter", K::Flag, "",
+        "the reference interpreter, not the backend"},
+       {"--threads", K::Count, "N",
+        "threads for parallel loops (0: all cores)"},
+       {"--jobs", K::Count, "N", "tests run at once, each in its own process",
+        "", 1},
+       {"--timeout", K::Count, "S", "per-test limit in seconds (default 120)"},
+       {"--no-fork", K::Flag, "", "run the tests in this process"}},
+      0,
+      0};
+  return spec;
+}
 namespace {
 
-using runtime::Comparison;
 using runtime::compareTensors;
+using runtime::Comparison;
 using runtime::describeMismatch;
 
 namespace fs = std::filesystem;
@@ -77,48 +108,19 @@ struct Result {
   double ms = 0;
 };
 
-int parseCount(const std::string &text, const std::string &option, int min) {
-  try {
-    std::size_t used = 0;
-    int v = std::stoi(text, &used);
-    if (used == text.size() && v >= min)
-      return v;
-  } catch (const std::exception &) {
-  }
-  throw UsageError{"conformance: " + option + " takes an integer >= " +
-                   std::to_string(min) + ", got '" + text + "'"};
-}
-
 Options parse(const Args &args) {
+  ParsedArgs a = parseArgs(conformanceSpec(), args);
   Options o;
-  auto value = [&](std::size_t &i) -> const std::string & {
-    if (i + 1 >= args.size())
-      throw UsageError{"conformance: " + args[i] + " needs a value"};
-    return args[++i];
-  };
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    if (a == "--json")
-      o.json = true;
-    else if (a == "--interpreter")
-      o.interpreter = true;
-    else if (a == "--no-fork")
-      o.fork = false;
-    else if (a == "--filter")
-      o.filterFile = value(i);
-    else if (a == "--dir")
-      o.root = value(i);
-    else if (a == "--only")
-      o.only.push_back(value(i));
-    else if (a == "--threads")
-      o.threads = parseCount(value(i), a, 0);
-    else if (a == "--jobs")
-      o.jobs = parseCount(value(i), a, 1);
-    else if (a == "--timeout")
-      o.timeout = parseCount(value(i), a, 0);
-    else
-      throw UsageError{"conformance: unexpected argument '" + a + "'"};
-  }
+  o.json = a.flag("--json");
+  o.interpreter = a.flag("--interpreter");
+  o.fork = !a.flag("--no-fork");
+  o.filterFile = a.text("--filter").value_or("");
+  if (auto dir = a.text("--dir"))
+    o.root = *dir;
+  o.only = a.texts("--only");
+  o.threads = static_cast<int>(a.count("--threads").value_or(o.threads));
+  o.jobs = static_cast<int>(a.count("--jobs").value_or(o.jobs));
+  o.timeout = double(a.count("--timeout").value_or(std::int64_t(o.timeout)));
   return o;
 }
 
@@ -233,7 +235,7 @@ int countFiles(const fs::path &set, const std::string &prefix) {
 /// "not expandable: If, Loop", naming the first refusal of an operator that
 /// has an expansion but could not take this node's attributes or shapes.
 std::string notExpandable(const ir::Program &program,
-                          const expansion::ExpandAllReport &report) {
+                          const operators::ExpandAllReport &report) {
   std::set<std::string> ops;
   for (const ir::State &s : program.states)
     for (const ir::Node &n : s.nodes)
@@ -243,7 +245,7 @@ std::string notExpandable(const ir::Program &program,
   std::string refusal;
   for (const std::string &op : ops) {
     text += (text.back() == ':' ? " " : ", ") + op;
-    if (refusal.empty() && !expansion::implementationsOf(op).empty())
+    if (refusal.empty() && !operators::implementationsOf(op).empty())
       for (const std::string &why : report.skipped)
         if (why.find("(" + op + ")") != std::string::npos) {
           refusal = why;
@@ -265,7 +267,7 @@ Result runTest(const TestCase &test, const Options &o) {
         onnx_import::importModel(test.dir / "model.onnx");
     ir::Program &program = imported.program;
     stage = "expand";
-    expansion::ExpandAllReport report = expansion::expandAll(program);
+    operators::ExpandAllReport report = operators::expandAll(program);
     if (!report.skipped.empty()) {
       r.reason = notExpandable(program, report);
     } else {

@@ -3,6 +3,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/load.h"
+#include "app/cli/options.h"
 #include "ir/analysis.h"
 
 #include <nlohmann/json.hpp>
@@ -61,21 +62,20 @@ std::string grouped(const ir::Expr &e) {
 
 } // namespace
 
+const CommandSpec &inspectSpec() {
+  static const CommandSpec spec{
+      "inspect",
+      "MODEL",
+      "op counts, inputs, outputs, weights, FLOPs, bytes moved and "
+      "unsupported ops of a model",
+      {{"--json", OptionKind::Flag, "", "one JSON object"}}};
+  return spec;
+}
+
 int inspectCommand(const Args &args) {
-  std::string path;
-  bool asJson = false;
-  for (const std::string &a : args) {
-    if (a == "--json")
-      asJson = true;
-    else if (!a.empty() && a[0] == '-')
-      throw UsageError{"inspect: unknown option '" + a + "'"};
-    else if (path.empty())
-      path = a;
-    else
-      throw UsageError{"inspect: more than one model given"};
-  }
-  if (path.empty())
-    throw UsageError{"inspect: no model given"};
+  ParsedArgs parsed = parseArgs(inspectSpec(), args);
+  const std::string &path = parsed.operands()[0];
+  bool asJson = parsed.flag("--json");
 
   Loaded loaded = loadAny(path);
   const ir::Program &p = loaded.program;

@@ -1,7 +1,7 @@
 #include "app/cli/load.h"
 
-#include "core/workspace/session.h"
 #include "ir/json.h"
+#include "workspace/session.h"
 
 #include <filesystem>
 

@@ -3,8 +3,8 @@
 /// Opening what the user names on the command line: an ONNX model, a Weir
 /// program (JSON with its binary sidecar) or a session.
 
-#include "core/onnx/import.h"
 #include "ir/program.h"
+#include "onnx/import.h"
 
 #include <string>
 

@@ -3,13 +3,14 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/conformance.h"
+#include "app/cli/options.h"
 #include "app/python_host/plugin_host.h"
 #include "ir/error.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
 #include <exception>
+#include <optional>
 #include <string>
 
 namespace {
@@ -50,75 +51,40 @@ std::string oneLine(std::string s) {
   return s;
 }
 
-constexpr const char *kUsage =
-    R"(usage: weir <command> [options]
+/// The options every command takes (taken out by takePluginOptions).
+const std::vector<weir::cli::Option> &pluginOptions() {
+  using weir::cli::OptionKind;
+  static const std::vector<weir::cli::Option> options = {
+      {"--plugins", OptionKind::Text, "DIR",
+       "also load the Python plugin transformations in DIR (repeatable; an "
+       "error when DIR cannot be loaded)"},
+      {"--no-plugins", OptionKind::Flag, "",
+       "load no plugins from Weir's plugins/ folder, $WEIR_PLUGIN_PATH or "
+       "~/.local/share/weir/plugins (a default folder that cannot be loaded "
+       "is only a warning)"}};
+  return options;
+}
 
-commands:
-  inspect MODEL [--json]        op counts, inputs, outputs, weights, FLOPs,
-                                bytes moved and unsupported ops of a model
-  convert MODEL -o PROGRAM.json import a model and save it as a Weir program
-                                (JSON plus a PROGRAM.json.bin sidecar)
-  print FILE                    the readable text form of a model or program
-  validate FILE                 structural checks of a model or program
-  run MODEL [options]           expand every operator, compile the model for
-                                the CPU (LLVM JIT) and run it
-      --inputs NAME=FILE ...    input tensors (.npy or ONNX .pb); the others
-                                are seeded random (--random SEED, default 0)
-      --expected NAME=FILE ...  compare outputs; exit 1 when one differs by
-                                more than --atol A + --rtol R * |expected|
-                                (defaults 1e-4, 1e-3)
-      --dim NAME=N              value of a symbolic dimension (batch size)
-      --impl OP=IMPL            choose an operator's expansion
-      --save-outputs DIR        write each output as DIR/NAME.npy
-      --threads N               threads for parallel loops (0: all cores)
-      --loop-ir FILE            write the loop IR the backend compiled
-      --gemm auto|weir|openblas what runs GEMMs: OpenBLAS (auto) or Weir's
-                                own AVX-512 micro-kernel (weir)
-      --repeat N                run N times after one warm-up run; print
-                                the median time
-      --check                   also run the reference interpreter and
-                                compare (exit 1 on a mismatch)
-      --interpreter             run on the reference interpreter instead
-      --profile                 time every loop nest and library call;
-                                print the slowest
-  conformance [options]         run the ONNX backend tests (node,
-                                pytorch-converted, pytorch-operator, simple)
-                                through import, expand-all and the CPU
-                                backend; print pass/fail/skip and totals
-      --json                    one JSON object: passed, failed, skipped,
-                                tests [{name, status, reason, ms}]
-      --filter FILE             skip the tests FILE lists (`dir/test  # why`)
-      --dir DIR                 test-data root (default
-                                /usr/share/libonnx-testdata/data)
-      --only SUBSTRING          only tests whose dir/name contains it
-      --interpreter             the reference interpreter, not the backend
-      --threads N               threads for parallel loops (0: all cores)
-      --jobs N                  tests run at once, each in its own process
-      --timeout S               per-test limit in seconds (default 120)
-      --no-fork                 run the tests in this process
+/// Every command's option table, in the order the usage lists them.
+std::vector<const weir::cli::CommandSpec *> commandSpecs() {
+  using namespace weir::cli;
+  return {&inspectSpec(),    &convertSpec(), &printSpec(),
+          &validateSpec(),   &runSpec(),     &conformanceSpec(),
+          &transformsSpec(), &matchesSpec(), &optimizeSpec()};
+}
 
-  transforms [--tier T] [--json] the registered transformations by tier
-                                (expansion, fusion, movement, tensorize)
-  matches MODEL|SESSION         every match of every transformation, with
-      --transform ID            whether it applies or why not (--json)
-  optimize MODEL --recipe FILE|auto
-                                apply a recipe (JSON) or the auto recipe;
-                                print each step's time and the change in
-                                FLOPs and bytes moved
-      -o SESSION                save the session (model digest + recipe)
-      --verify                  run before and after on seeded inputs;
-                                exit 1 when outputs differ beyond the
-                                tolerance the steps declare
-      --target cpu              the auto recipe's target
-
-plugin options (any command):
-  --plugins DIR                 also load the Python plugin transformations
-                                in DIR (repeatable)
-  --no-plugins                  load no plugins from Weir's plugins/ folder,
-                                $WEIR_PLUGIN_PATH or ~/.local/share/weir/plugins
-MODEL is an ONNX file; FILE is an ONNX file or a Weir program (.json);
-SESSION is a .weir file written by optimize -o.
-)";
+/// The usage text, from the commands' option tables.
+std::string usage() {
+  using namespace weir::cli;
+  std::string out = "usage: weir <command> [options]\n\ncommands:\n";
+  for (const CommandSpec *spec : commandSpecs())
+    out += usageOf(*spec);
+  out += "\nplugin options (any command):\n";
+  out += usageOf(pluginOptions());
+  out += "MODEL is an ONNX file; FILE is an ONNX file or a Weir program "
+         "(.json);\nSESSION is a .weir file written by optimize -o.\n";
+  return out;
+}
 
 } // namespace
 
@@ -126,7 +92,7 @@ int main(int argc, char **argv) {
   using namespace weir::cli;
   if (argc < 2 || std::string(argv[1]) == "--help" ||
       std::string(argv[1]) == "-h") {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    std::fputs(usage().c_str(), argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   std::string command = argv[1];
@@ -136,9 +102,10 @@ int main(int argc, char **argv) {
     // Commands that list or apply transformations (or open a session, whose
     // recipe may name a plugin) see the plugin transformations too.
     std::optional<weir::app::PluginHost> host;
-    bool session = std::any_of(args.begin(), args.end(), [](const std::string &a) {
-      return a.size() > 5 && a.ends_with(".weir");
-    });
+    bool session =
+        std::any_of(args.begin(), args.end(), [](const std::string &a) {
+          return a.size() > 5 && a.ends_with(".weir");
+        });
     if (plugins.enabled &&
         (!plugins.folders.empty() || session || command == "transforms" ||
          command == "matches" || command == "optimize"))
@@ -163,7 +130,13 @@ int main(int argc, char **argv) {
       return conformanceCommand(args);
     throw UsageError{"unknown command '" + command + "'"};
   } catch (const UsageError &e) {
-    std::fprintf(stderr, "weir: %s\n\n%s", e.message.c_str(), kUsage);
+    // One command's usage when the command is known, else all of it.
+    std::string text = usage();
+    for (const weir::cli::CommandSpec *spec : commandSpecs())
+      if (spec->name == command)
+        text = "usage:\n" + weir::cli::usageOf(*spec) +
+               "(`weir --help` lists every command)\n";
+    std::fprintf(stderr, "weir: %s\n\n%s", e.message.c_str(), text.c_str());
     return 2;
   } catch (const weir::Error &e) {
     std::fprintf(stderr, "weir: error: %s\n", oneLine(e.what()).c_str());

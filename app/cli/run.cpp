@@ -4,16 +4,17 @@
 /// and, with --check, with the interpreter.
 
 #include "app/cli/commands.h"
-#include "core/runtime/compare.h"
-#include "ir/atomic_file.h"
-#include "core/runtime/random_tensor.h"
 #include "app/cli/load.h"
+#include "app/cli/options.h"
 #include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
+#include "core/runtime/compare.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/random_tensor.h"
 #include "core/runtime/tensor_pb.h"
+#include "ir/atomic_file.h"
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 
 #include <algorithm>
 #include <chrono>
@@ -26,8 +27,8 @@
 namespace weir::cli {
 namespace {
 
-using runtime::Comparison;
 using runtime::compareTensors;
+using runtime::Comparison;
 
 struct RunOptions {
   std::string model;
@@ -47,86 +48,83 @@ struct RunOptions {
   bool profile = false;     ///< time each loop nest; print the slowest
 };
 
-std::pair<std::string, std::string> splitPair(const std::string &arg,
-                                              const std::string &option) {
-  auto eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
-    throw UsageError{"run: " + option + " takes NAME=VALUE, got '" + arg + "'"};
-  return {arg.substr(0, eq), arg.substr(eq + 1)};
+} // namespace
+
+const CommandSpec &runSpec() {
+  using K = OptionKind;
+  static const CommandSpec spec{
+      "run",
+      "MODEL",
+      "expand every operator, compile the model for the CPU (LLVM JIT) and "
+      "run it",
+      {{"--inputs", K::Pairs, "NAME=FILE ...",
+        "input tensors (.npy or ONNX .pb); the others are seeded random"},
+       {"--random", K::Count, "SEED", "the seed of the random inputs (0)"},
+       {"--expected", K::Pairs, "NAME=FILE ...",
+        "compare outputs; exit 1 when one differs by more than --atol A + "
+        "--rtol R * |expected|"},
+       {"--rtol", K::Number, "R", "relative tolerance (1e-3)"},
+       {"--atol", K::Number, "A", "absolute tolerance (1e-4)"},
+       {"--dim", K::Pair, "NAME=N",
+        "value of a symbolic dimension (batch size; repeatable)", "", 0, true},
+       {"--impl", K::Pair, "OP=IMPL",
+        "choose an operator's expansion (repeatable)", "", 0, true},
+       {"--save-outputs", K::Text, "DIR", "write each output as DIR/NAME.npy"},
+       {"--threads", K::Count, "N",
+        "threads for parallel loops (0: all cores)"},
+       {"--loop-ir", K::Text, "FILE", "write the loop IR the backend compiled"},
+       {"--gemm", K::Text, "auto|weir|openblas",
+        "what runs GEMMs: OpenBLAS (auto) or Weir's own AVX-512 micro-kernel "
+        "(weir)"},
+       {"--repeat", K::Count, "N",
+        "run N times after one warm-up run; print the median time", "", 1},
+       {"--check", K::Flag, "",
+        "also run the reference interpreter and compare (exit 1 on a "
+        "mismatch)"},
+       {"--interpreter", K::Flag, "",
+        "run on the reference interpreter instead"},
+       {"--profile", K::Flag, "",
+        "time every loop nest and library call; print the slowest"}}};
+  return spec;
 }
 
-double parseNumber(const std::string &text, const std::string &option) {
-  try {
-    std::size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size())
-      return v;
-  } catch (const std::exception &) {
-  }
-  throw UsageError{"run: " + option + " takes a number, got '" + text + "'"};
-}
+namespace {
 
 RunOptions parse(const Args &args) {
+  ParsedArgs a = parseArgs(runSpec(), args);
   RunOptions o;
-  auto value = [&](std::size_t &i) -> const std::string & {
-    if (i + 1 >= args.size())
-      throw UsageError{"run: " + args[i] + " needs a value"};
-    return args[++i];
-  };
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    if (a == "--inputs" || a == "--expected") {
-      // One or more NAME=FILE pairs follow.
-      auto &target = a == "--inputs" ? o.inputs : o.expected;
-      if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
-        throw UsageError{"run: " + a + " needs NAME=FILE"};
-      while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0 &&
-             args[i + 1].find('=') != std::string::npos)
-        target.insert(splitPair(args[++i], a));
-    } else if (a == "--impl") {
-      o.impl.insert(splitPair(value(i), a));
-    } else if (a == "--dim") {
-      auto [name, v] = splitPair(value(i), a);
-      o.dims[name] = static_cast<std::int64_t>(parseNumber(v, a));
-    } else if (a == "--random") {
-      o.seed = static_cast<std::uint64_t>(parseNumber(value(i), a));
-    } else if (a == "--rtol") {
-      o.rtol = parseNumber(value(i), a);
-    } else if (a == "--atol") {
-      o.atol = parseNumber(value(i), a);
-    } else if (a == "--loop-ir") {
-      o.loopIRFile = value(i);
-    } else if (a == "--gemm") {
-      auto e = codegen::cpu::parseGemmEngine(value(i));
-      if (!e)
-        throw UsageError{"run: --gemm takes auto, weir or openblas"};
-      o.gemm = *e;
-    } else if (a == "--threads") {
-      o.threads = static_cast<int>(parseNumber(value(i), a));
-      if (o.threads < 0)
-        throw UsageError{"run: --threads takes a count >= 0"};
-    } else if (a == "--repeat") {
-      o.repeat = static_cast<int>(parseNumber(value(i), a));
-      if (o.repeat < 1)
-        throw UsageError{"run: --repeat takes a count >= 1"};
-    } else if (a == "--interpreter") {
-      o.interpreter = true;
-    } else if (a == "--check") {
-      o.check = true;
-    } else if (a == "--profile") {
-      o.profile = true;
-    } else if (a == "--save-outputs") {
-      o.saveDir = value(i);
-    } else if (!a.empty() && a[0] == '-') {
-      throw UsageError{"run: unknown option '" + a + "'"};
-    } else if (o.model.empty()) {
-      o.model = a;
-    } else {
-      throw UsageError{"run: more than one model given"};
-    }
+  o.model = a.operands()[0];
+  for (auto &[name, file] : a.pairs("--inputs"))
+    o.inputs.emplace(name, file);
+  for (auto &[name, file] : a.pairs("--expected"))
+    o.expected.emplace(name, file);
+  for (auto &[op, impl] : a.pairs("--impl"))
+    o.impl.emplace(op, impl);
+  for (auto &[name, value] : a.pairs("--dim")) {
+    char *end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (*end != '\0' || v < 0)
+      throw UsageError{"run: --dim takes NAME=N with N >= 0, got '" + name +
+                       "=" + value + "'"};
+    o.dims[name] = v;
   }
-  if (o.model.empty())
-    throw UsageError{"run: no model given"};
+  o.seed = static_cast<std::uint64_t>(a.count("--random").value_or(0));
+  o.rtol = a.number("--rtol").value_or(o.rtol);
+  o.atol = a.number("--atol").value_or(o.atol);
+  o.loopIRFile = a.text("--loop-ir").value_or("");
+  if (auto g = a.text("--gemm")) {
+    auto e = codegen::cpu::parseGemmEngine(*g);
+    if (!e)
+      throw UsageError{"run: --gemm takes auto, weir or openblas, got '" + *g +
+                       "'"};
+    o.gemm = *e;
+  }
+  o.threads = static_cast<int>(a.count("--threads").value_or(0));
+  o.repeat = static_cast<int>(a.count("--repeat").value_or(1));
+  o.interpreter = a.flag("--interpreter");
+  o.check = a.flag("--check");
+  o.profile = a.flag("--profile");
+  o.saveDir = a.text("--save-outputs").value_or("");
   return o;
 }
 
@@ -175,7 +173,7 @@ int runCommand(const Args &args) {
   Loaded loaded = loadAny(o.model);
   ir::Program &program = loaded.program;
 
-  expansion::ExpandAllReport expanded = expansion::expandAll(program, o.impl);
+  operators::ExpandAllReport expanded = operators::expandAll(program, o.impl);
   if (!expanded.skipped.empty())
     throw Error(o.model +
                 ": cannot run yet: " + std::to_string(expanded.skipped.size()) +
@@ -188,7 +186,8 @@ int runCommand(const Args &args) {
     auto given = o.inputs.find(name);
     inputs[name] = given != o.inputs.end()
                        ? readTensorFile(given->second)
-                       : runtime::randomTensor(program.container(name), o.dims, rng, "--dim");
+                       : runtime::randomTensor(program.container(name), o.dims,
+                                               rng, "--dim");
   }
   for (const auto &[name, file] : o.inputs)
     if (!program.findContainer(name) ||

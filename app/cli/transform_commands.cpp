@@ -3,13 +3,14 @@
 /// matches in a model or session, and applying a recipe (or `auto`) with the
 /// effect of each step.
 #include "app/cli/commands.h"
-#include "core/workspace/auto_recipe.h"
-#include "core/workspace/session.h"
+#include "app/cli/options.h"
 #include "ir/analysis.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/memory.h"
 #include "transforms/registry.h"
+#include "workspace/auto_recipe.h"
+#include "workspace/session.h"
 
 #include <nlohmann/json.hpp>
 
@@ -78,7 +79,8 @@ void printTiers(const workspace::Workspace &ws) {
         transforms::Tier::Movement, transforms::Tier::Tensorize}) {
     const ir::Program *last = nullptr;
     for (std::size_t i = 1; i <= ws.current(); ++i) {
-      auto tr = transforms::findTransformation(versions[i].step->transformation);
+      auto tr =
+          transforms::findTransformation(versions[i].step->transformation);
       if (tr && tr->tier() == t)
         last = versions[i].program.get();
     }
@@ -89,19 +91,55 @@ void printTiers(const workspace::Workspace &ws) {
 
 } // namespace
 
+const CommandSpec &transformsSpec() {
+  static const CommandSpec spec{
+      "transforms",
+      "",
+      "the registered transformations by tier (" + transforms::tierNameList() +
+          ")",
+      {{"--tier", OptionKind::Text, "TIER", "only this tier's"},
+       {"--json", OptionKind::Flag, "", "as JSON, with every declaration"}},
+      0,
+      0};
+  return spec;
+}
+
+const CommandSpec &matchesSpec() {
+  static const CommandSpec spec{
+      "matches",
+      "MODEL|SESSION",
+      "every match of every transformation, with whether it applies or why "
+      "not",
+      {{"--transform", OptionKind::Text, "ID", "only this transformation's"},
+       {"--json", OptionKind::Flag, "", "as JSON"}}};
+  return spec;
+}
+
+const CommandSpec &optimizeSpec() {
+  static const CommandSpec spec{
+      "optimize",
+      "MODEL",
+      "apply a recipe (JSON) or the auto recipe; print each step's time and "
+      "the change in FLOPs and bytes moved",
+      {{"--recipe", OptionKind::Text, "FILE|auto", "the recipe (required)"},
+       {"--output", OptionKind::Text, "SESSION",
+        "save the session (model digest + recipe)", "-o"},
+       {"--verify", OptionKind::Flag, "",
+        "run before and after on seeded inputs; exit 1 when outputs differ "
+        "beyond the tolerance the steps declare"},
+       {"--target", OptionKind::Text, "cpu", "the auto recipe's target"}}};
+  return spec;
+}
+
 int transformsCommand(const Args &args) {
-  bool asJson = false;
+  ParsedArgs parsed = parseArgs(transformsSpec(), args);
+  bool asJson = parsed.flag("--json");
   std::optional<transforms::Tier> tier;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json")
-      asJson = true;
-    else if (args[i] == "--tier" && i + 1 < args.size()) {
-      tier = transforms::parseTier(args[++i]);
-      if (!tier)
-        throw UsageError{"--tier must be expansion, fusion, movement or "
-                         "tensorize, not '" + args[i] + "'"};
-    } else
-      throw UsageError{"transforms: unexpected argument '" + args[i] + "'"};
+  if (auto name = parsed.text("--tier")) {
+    tier = transforms::parseTier(*name);
+    if (!tier)
+      throw UsageError{"--tier must be " + transforms::tierNameList() +
+                       ", not '" + *name + "'"};
   }
   json list = json::array();
   for (const auto &t : transforms::transformations()) {
@@ -123,18 +161,17 @@ int transformsCommand(const Args &args) {
         params.push_back(j);
       }
       transforms::Exactness e = t->exactness();
-      json entry = {{"id", t->id()},
-                    {"tier", transforms::tierName(t->tier())},
-                    {"summary", t->summary()},
-                    {"description", t->description()},
-                    {"params", params},
-                    {"exact", e.exact}};
+      json entry = {
+          {"id", t->id()},           {"tier", transforms::tierName(t->tier())},
+          {"summary", t->summary()}, {"description", t->description()},
+          {"params", params},        {"exact", e.exact}};
       if (!e.exact)
         entry["tolerance"] = {{"rtol", e.rtol}, {"atol", e.atol}};
       list.push_back(entry);
       continue;
     }
-    std::printf("%-10s %-18s %s%s\n", std::string(transforms::tierName(t->tier())).c_str(),
+    std::printf("%-10s %-18s %s%s\n",
+                std::string(transforms::tierName(t->tier())).c_str(),
                 std::string(t->id()).c_str(), std::string(t->summary()).c_str(),
                 t->exactness().exact ? "" : " [within tolerance]");
     for (const ParamSpec &p : t->params())
@@ -149,20 +186,10 @@ int transformsCommand(const Args &args) {
 }
 
 int matchesCommand(const Args &args) {
-  std::string path, only;
-  bool asJson = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json")
-      asJson = true;
-    else if (args[i] == "--transform" && i + 1 < args.size())
-      only = args[++i];
-    else if (path.empty() && args[i].rfind("--", 0) != 0)
-      path = args[i];
-    else
-      throw UsageError{"matches: unexpected argument '" + args[i] + "'"};
-  }
-  if (path.empty())
-    throw UsageError{"matches: name a model or session"};
+  ParsedArgs parsed = parseArgs(matchesSpec(), args);
+  const std::string &path = parsed.operands()[0];
+  std::string only = parsed.text("--transform").value_or("");
+  bool asJson = parsed.flag("--json");
   auto ws = openAny(path);
   std::vector<std::pair<std::string, std::vector<transforms::Match>>> all;
   auto start = std::chrono::steady_clock::now();
@@ -181,8 +208,10 @@ int matchesCommand(const Args &args) {
         json roles = json::object();
         for (const auto &[role, node] : m.roles)
           roles[role] = node;
-        json j = {{"transformation", id}, {"state", m.state},
-                  {"roles", roles}, {"ok", c.ok}};
+        json j = {{"transformation", id},
+                  {"state", m.state},
+                  {"roles", roles},
+                  {"ok", c.ok}};
         if (!c.ok)
           j["reason"] = c.reason;
         out.push_back(j);
@@ -200,28 +229,18 @@ int matchesCommand(const Args &args) {
 }
 
 int optimizeCommand(const Args &args) {
-  std::string model, recipe, output, target = "cpu";
-  bool verify = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    if (a == "--recipe" && i + 1 < args.size())
-      recipe = args[++i];
-    else if ((a == "-o" || a == "--output") && i + 1 < args.size())
-      output = args[++i];
-    else if (a == "--target" && i + 1 < args.size())
-      target = args[++i];
-    else if (a == "--verify")
-      verify = true;
-    else if (model.empty() && a.rfind("-", 0) != 0)
-      model = a;
-    else
-      throw UsageError{"optimize: unexpected argument '" + a + "'"};
-  }
-  if (model.empty() || recipe.empty())
+  ParsedArgs parsed = parseArgs(optimizeSpec(), args);
+  const std::string &model = parsed.operands()[0];
+  std::string recipe = parsed.text("--recipe").value_or("");
+  std::string output = parsed.text("--output").value_or("");
+  std::string target = parsed.text("--target").value_or("cpu");
+  bool verify = parsed.flag("--verify");
+  if (recipe.empty())
     throw UsageError{"optimize: usage: weir optimize MODEL --recipe FILE|auto "
                      "[-o SESSION] [--verify] [--target cpu]"};
   if (target != "cpu")
-    throw UsageError{"optimize: --target must be cpu (the only backend so far)"};
+    throw UsageError{
+        "optimize: --target must be cpu (the only backend so far)"};
   auto ws = openAny(model);
   std::printf("model        %s (%zu nodes, hash %s)\n", model.c_str(),
               ws->program().nodeCount(), ir::hashHex(ws->hash()).c_str());

@@ -6,8 +6,8 @@
 
 #include "app/python_host/python_console.h"
 
-#include "core/workspace/workspace.h"
 #include "ir/error.h"
+#include "workspace/workspace.h"
 
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>

@@ -1,7 +1,7 @@
 #include "app/studio/autosave.h"
 
 #include "app/studio/document.h"
-#include "core/workspace/session.h"
+#include "workspace/session.h"
 
 #include <QCryptographicHash>
 #include <QDir>

@@ -54,54 +54,6 @@ QString baseLabel(const QString &label) {
   return label.endsWith(kEpilogue) ? label.chopped(kEpilogue.size()) : label;
 }
 
-/// The regions the export's `// node: <label>` comments open
-/// (codegen/c/export.h): each ends at the first line after it, at its
-/// indentation, that is `}` or ends with `;`.
-std::vector<CodeDock::Region> parseRegions(const QString &text) {
-  static const QString kMarker = "// node: ";
-  struct Open {
-    CodeDock::Region region;
-    qsizetype indent;
-  };
-  std::vector<CodeDock::Region> done;
-  std::vector<Open> open;
-  const QStringList lines = text.split('\n');
-  for (int i = 0; i < int(lines.size()); ++i) {
-    const QString &l = lines[i];
-    qsizetype indent = 0;
-    while (indent < l.size() && l[indent] == ' ')
-      ++indent;
-    QStringView body = QStringView(l).mid(indent);
-    if (body.isEmpty())
-      continue;
-    // A statement that ended without its closing line (not expected).
-    while (!open.empty() && indent < open.back().indent) {
-      open.back().region.last = i - 1;
-      done.push_back(open.back().region);
-      open.pop_back();
-    }
-    if (body.startsWith(kMarker)) {
-      open.push_back(
-          {{body.mid(kMarker.size()).toString(), std::nullopt, i, i}, indent});
-      continue;
-    }
-    if (!open.empty() && indent == open.back().indent &&
-        !body.startsWith(QLatin1String("//")) &&
-        (body == QLatin1String("}") || body.endsWith(';'))) {
-      open.back().region.last = i;
-      done.push_back(open.back().region);
-      open.pop_back();
-    }
-  }
-  for (Open &o : open) {
-    o.region.last = int(lines.size()) - 1;
-    done.push_back(o.region);
-  }
-  std::sort(done.begin(), done.end(),
-            [](const auto &a, const auto &b) { return a.first < b.first; });
-  return done;
-}
-
 /// Which node of `p` a label names: labels need not be unique (a map's
 /// entry and exit share one), so the node that the code stands for wins —
 /// a map entry, then a primitive, an operator, a tasklet.
@@ -298,10 +250,14 @@ void CodeDock::generateCpp() {
     r.program = p;
     try {
       ir::Program g = generable(*p, r.note);
-      r.text = QString::fromStdString(codegen::exportCpp(codegen::lower(g)));
-      // Against the shown program, whose ids the graph selects by: the
-      // expanded copy's nodes keep their operators' labels.
-      r.regions = parseRegions(r.text);
+      codegen::ExportedCpp cpp = codegen::exportCppWithMap(codegen::lower(g));
+      r.text = QString::fromStdString(cpp.text);
+      // The export's source map, resolved against the shown program, whose
+      // ids the graph selects by: the expanded copy's nodes keep their
+      // operators' labels.
+      for (const codegen::SourceRegion &region : cpp.regions)
+        r.regions.push_back({QString::fromStdString(region.label), std::nullopt,
+                             region.first, region.last});
       resolveRegions(*p, r.regions);
     } catch (const std::exception &e) {
       r.note = QObject::tr("No C++ for this version: ") +

@@ -2,8 +2,8 @@
 
 #include <QSignalBlocker>
 
-#include "core/workspace/session.h"
 #include "ir/error.h"
+#include "workspace/session.h"
 
 #include <QFileInfo>
 #include <QUndoCommand>

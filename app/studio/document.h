@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The open document: one workspace (core/workspace/workspace.h), the
+/// The open document: one workspace (workspace/workspace.h), the
 /// session file it was opened from or saved to, and the undo stack that
 /// mirrors the workspace's versions. It is the model adapter between the
 /// core and the widgets (STYLE.md, Qt undoframework): views read the
@@ -14,7 +14,7 @@
 /// undo()/redo(), which re-run nothing. Modified is "the stack is not at
 /// its clean index", set on open and on save.
 
-#include "core/workspace/workspace.h"
+#include "workspace/workspace.h"
 
 #include <QFutureWatcher>
 #include <QObject>

@@ -71,7 +71,10 @@ int main(int argc, char **argv) {
     for (const QString &f : parser.values(pluginsOption))
       folders.push_back(f.toStdString());
     python.emplace(folders, !parser.isSet(noPluginsOption), true);
-    console = std::make_unique<weir::app::PythonConsole>();
+    if (python->packageProblem().empty())
+      console = std::make_unique<weir::app::PythonConsole>();
+    else
+      noPython = QString::fromStdString(python->packageProblem());
   } catch (const weir::Error &e) {
     noPython = QString::fromUtf8(e.what());
     std::fprintf(stderr, "weir-studio: %s\n", e.what());

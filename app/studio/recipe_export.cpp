@@ -1,7 +1,7 @@
 #include "app/studio/recipe_export.h"
 
-#include "core/workspace/workspace.h"
 #include "ir/error.h"
+#include "workspace/workspace.h"
 
 #include <QSaveFile>
 

@@ -9,7 +9,7 @@
 #include "core/runtime/random_tensor.h"
 #include "core/runtime/tensor_pb.h"
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 
 #include <QFileDialog>
 #include <QFileInfo>
@@ -37,7 +37,7 @@ namespace {
 /// implementation handles.
 ir::Program expanded(const ir::Program &p) {
   ir::Program copy = p;
-  expansion::ExpandAllReport report = expansion::expandAll(copy);
+  operators::ExpandAllReport report = operators::expandAll(copy);
   if (!report.skipped.empty())
     throw Error("cannot run: " + report.skipped.front());
   return copy;

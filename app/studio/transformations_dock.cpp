@@ -28,10 +28,6 @@ namespace {
 
 constexpr int kEntryRole = Qt::UserRole; ///< index into the listing
 constexpr int kTransformationRole = Qt::UserRole + 1;
-constexpr transforms::Tier kTiers[] = {
-    transforms::Tier::Expansion, transforms::Tier::Fusion,
-    transforms::Tier::Movement, transforms::Tier::Tensorize};
-
 bool binds(const transforms::Match &m, ir::NodeId id) {
   for (const auto &role : m.roles)
     if (role.second == id)
@@ -180,9 +176,10 @@ void TransformationsDock::populate() {
     }
     return true;
   };
-  for (transforms::Tier tier : kTiers) {
-    auto *tierItem =
-        new QTreeWidgetItem(tree_, {qstr(transforms::tierName(tier))});
+  for (const transforms::TierInfo &info : transforms::tiers()) {
+    transforms::Tier tier = info.tier;
+    auto *tierItem = new QTreeWidgetItem(
+        tree_, {QString("%1 %2").arg(info.number).arg(qstr(info.title))});
     tierItem->setFont(0, bold);
     int shown = 0;
     for (const auto &t : transforms::transformations()) {

@@ -1,6 +1,6 @@
 #include "app/studio/verify_runner.h"
 
-#include "core/workspace/workspace.h"
+#include "workspace/workspace.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 

@@ -11,8 +11,8 @@
 /// loosest tolerance any step up to it declared: the same check as
 /// Workspace::verify and `weir optimize --verify`.
 
-#include "core/workspace/verify.h"
 #include "ir/program.h"
+#include "workspace/verify.h"
 
 #include <QFutureWatcher>
 #include <QObject>

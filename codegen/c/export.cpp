@@ -385,7 +385,7 @@ public:
       locals_.collect(*f.body);
   }
 
-  std::string run() {
+  ExportedCpp run() {
     std::string name = baseName(f_);
     std::string entry = exportedSymbol(f_);
     out_ << "// " << name << ".cpp: the Weir program '" << commentSafe(f_.name)
@@ -417,8 +417,8 @@ public:
            << "\n";
     out_ << "// Returns 0, or 1 when an integer division or remainder by "
             "zero happened\n// (the outputs are then unspecified).\n\n"
-         << c_export::kPreamble << c_export::kTaskletMath
-         << c_export::kHelpers << "\nextern \"C\" int " << entry
+         << c_export::kPreamble << c_export::kTaskletMath << c_export::kHelpers
+         << "\nextern \"C\" int " << entry
          << "(void **buffers, const int64_t *symbols) {\n";
     if (f_.buffers.empty())
       line("(void)buffers;");
@@ -443,7 +443,25 @@ public:
       stmt(*f_.body);
     line("return weir_status.load();");
     out_ << "}\n";
-    return out_.str();
+    ExportedCpp out{out_.str(), {}};
+    // Offsets to lines, in one pass over the text.
+    std::vector<std::streamoff> lineStarts = {0};
+    for (std::size_t i = 0; i < out.text.size(); ++i)
+      if (out.text[i] == '\n')
+        lineStarts.push_back(std::streamoff(i + 1));
+    auto lineOf = [&](std::streamoff offset) {
+      return int(std::upper_bound(lineStarts.begin(), lineStarts.end(),
+                                  offset) -
+                 lineStarts.begin()) -
+             1;
+    };
+    for (const OpenRegion &r : regions_)
+      out.regions.push_back({r.label, lineOf(r.begin), lineOf(r.end - 1)});
+    std::sort(out.regions.begin(), out.regions.end(),
+              [](const SourceRegion &a, const SourceRegion &b) {
+                return a.first < b.first;
+              });
+    return out;
   }
 
 private:
@@ -765,7 +783,7 @@ private:
   /// A library routine (loop_ir.h lists them), as a preamble helper.
   void callStmt(const Stmt &s) {
     std::string outer = region_;
-    markRegion(s.label);
+    int region = markRegion(s.label);
     region_ = outer;
     if (s.callee != kCallSgemm)
       throw Error("exportCpp: function '" + f_.name +
@@ -789,21 +807,30 @@ private:
     line("// sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, "
          "ldc)");
     line("weir_sgemm(" + args + ");");
+    closeRegion(region);
   }
 
   /// A comment naming the node a loop nest or call was lowered from
-  /// (Stmt::label), where it starts: viewers map the lines that follow, up
-  /// to the statement's end at the comment's indentation, back to the node.
-  void markRegion(const std::string &label) {
+  /// (Stmt::label), where it starts, and the start of its entry in the
+  /// source map; the caller closes it (closeRegion) after the statement's
+  /// last line. Returns the entry, or -1 when the statement continues the
+  /// enclosing region.
+  int markRegion(const std::string &label) {
     if (label.empty() || label == region_)
-      return;
+      return -1;
+    regions_.push_back({label, out_.tellp(), 0});
     line("// node: " + commentSafe(label));
     region_ = label;
+    return int(regions_.size()) - 1;
+  }
+  void closeRegion(int entry) {
+    if (entry >= 0)
+      regions_[std::size_t(entry)].end = out_.tellp();
   }
 
   void forLoop(const Stmt &s) {
     std::string outer = region_;
-    markRegion(s.label);
+    int region = markRegion(s.label);
     std::string var = names_.get('i', s.var);
     bool parallel = s.forKind == ForKind::Parallel;
     bool simd = s.forKind == ForKind::Vectorized;
@@ -823,6 +850,7 @@ private:
     parallelDepth_ -= parallel;
     simdDepth_ -= simd;
     line("}");
+    closeRegion(region);
     region_ = outer;
   }
 
@@ -836,6 +864,12 @@ private:
   int parallelDepth_ = 0, simdDepth_ = 0;
   /// The label of the region being printed ("" outside any).
   std::string region_;
+  /// The source map, as byte offsets into out_ until run() ends.
+  struct OpenRegion {
+    std::string label;
+    std::streamoff begin, end;
+  };
+  std::vector<OpenRegion> regions_;
 };
 
 } // namespace
@@ -844,6 +878,8 @@ std::string exportedSymbol(const LoopFunction &f) {
   return "weir_" + baseName(f);
 }
 
-std::string exportCpp(const LoopFunction &f) { return Printer(f).run(); }
+std::string exportCpp(const LoopFunction &f) { return Printer(f).run().text; }
+
+ExportedCpp exportCppWithMap(const LoopFunction &f) { return Printer(f).run(); }
 
 } // namespace weir::codegen

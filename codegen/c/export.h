@@ -42,11 +42,29 @@
 #include "codegen/lower/loop_ir.h"
 
 #include <string>
+#include <vector>
 
 namespace weir::codegen {
 
+/// The lines one node's statement printed: from its `// node:` comment to
+/// the statement's closing line, 0-based and inclusive. Regions nest (a
+/// node's loop inside another node's).
+struct SourceRegion {
+  std::string label; ///< the Stmt's label: the node's
+  int first = 0, last = 0;
+};
+
+/// The exported source and its source map, so a viewer maps lines to nodes
+/// without reading the comments back.
+struct ExportedCpp {
+  std::string text;
+  std::vector<SourceRegion> regions; ///< by first line
+};
+
 /// The standalone C++ source of `f` (see the file comment).
 std::string exportCpp(const LoopFunction &f);
+/// The same with its source map.
+ExportedCpp exportCppWithMap(const LoopFunction &f);
 
 /// The C identifier of the entry point: `weir_` and the function's name made
 /// an identifier.

@@ -6,6 +6,7 @@
 #include "codegen/cpu/openblas.h"
 #include "codegen/cpu/sgemm.h"
 #include "core/runtime/tensor.h"
+#include "ir/float16.h"
 
 #include <algorithm>
 #include <atomic>
@@ -51,8 +52,19 @@ void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
                 std::int64_t ldb, double beta, float *c, std::int64_t ldc) {
   if (m <= 0 || n <= 0)
     return;
-  GemmArgs g{transA != 0, transB != 0, m, n, k, static_cast<float>(alpha),
-             a, lda, b, ldb, static_cast<float>(beta), c, ldc};
+  GemmArgs g{transA != 0,
+             transB != 0,
+             m,
+             n,
+             k,
+             static_cast<float>(alpha),
+             a,
+             lda,
+             b,
+             ldb,
+             static_cast<float>(beta),
+             c,
+             ldc};
   if (rt->weirGemm)
     sgemm(*rt->pool, g.transA, g.transB, m, n, k, g.alpha, a, lda, b, ldb,
           g.beta, c, ldc);
@@ -115,18 +127,14 @@ void weir_parallel_for(RunContext *rt, std::int64_t count,
 
 /// f16/bf16: values are held in float between operations and rounded to
 /// their own precision by casts (from a double, once) and stores.
-float weir_round_f16(double v) {
-  return runtime::halfToFloat(runtime::doubleToHalf(v));
-}
+float weir_round_f16(double v) { return ir::halfToFloat(ir::doubleToHalf(v)); }
 float weir_round_bf16(double v) {
-  return runtime::bfloat16ToFloat(runtime::doubleToBfloat16(v));
+  return ir::bfloat16ToFloat(ir::doubleToBfloat16(v));
 }
-std::uint16_t weir_f16_bits(double v) { return runtime::doubleToHalf(v); }
-std::uint16_t weir_bf16_bits(double v) { return runtime::doubleToBfloat16(v); }
-float weir_f16_value(std::uint16_t bits) { return runtime::halfToFloat(bits); }
-float weir_bf16_value(std::uint16_t bits) {
-  return runtime::bfloat16ToFloat(bits);
-}
+std::uint16_t weir_f16_bits(double v) { return ir::doubleToHalf(v); }
+std::uint16_t weir_bf16_bits(double v) { return ir::doubleToBfloat16(v); }
+float weir_f16_value(std::uint16_t bits) { return ir::halfToFloat(bits); }
+float weir_bf16_value(std::uint16_t bits) { return ir::bfloat16ToFloat(bits); }
 
 } // extern "C"
 

@@ -67,27 +67,48 @@ void names(const Stmt &s, std::set<std::string, std::less<>> &out) {
     names(*c, out);
 }
 
+/// What an sgemm call does to `buffer`: nothing, reads it (as A or B), or
+/// writes it as C, with beta 0 and ldc = N, a contiguous block of M·N
+/// elements at `offset` (`length` 0 when the block is not that, e.g. beta
+/// is not 0 or the sizes are not constant).
+struct GemmUse {
+  bool reads = false, writes = false;
+  ir::Expr offset;
+  std::int64_t length = 0;
+};
+
+GemmUse gemmUse(const Stmt &s, const std::string &buffer, const Subst &fixed) {
+  GemmUse use;
+  const CallArg &a = s.args[6], &b = s.args[8], &beta = s.args[10],
+                &c = s.args[11];
+  use.reads = a.buffer == buffer || b.buffer == buffer;
+  use.writes = c.kind == CallArg::Kind::Pointer && c.buffer == buffer;
+  if (!use.writes)
+    return use;
+  use.offset = c.expr.substitute(fixed);
+  auto m = s.args[2].expr.substitute(fixed).asConstant();
+  auto n = s.args[3].expr.substitute(fixed).asConstant();
+  auto ldc = s.args[12].expr.substitute(fixed).asConstant();
+  if (beta.kind == CallArg::Kind::Float && beta.f == 0 && m && n && ldc &&
+      *ldc == *n)
+    use.length = *m * *n;
+  return use;
+}
+
+bool isSgemm(const Stmt &s) {
+  return s.kind == StmtKind::Call && s.callee == kCallSgemm &&
+         s.args.size() == 13;
+}
+
 /// An sgemm call with beta 0 writing all of `buffer` (see the header).
 bool gemmWritesWhole(const Step &step, const std::string &buffer,
                      const ir::Expr &size) {
-  const Stmt &s = *step.stmt;
-  if (s.kind != StmtKind::Call || s.callee != kCallSgemm || s.args.size() != 13)
+  if (!isSgemm(*step.stmt))
     return false;
-  auto integer = [&](std::size_t i) -> std::optional<std::int64_t> {
-    const CallArg &a = s.args[i];
-    if (a.kind != CallArg::Kind::Int)
-      return std::nullopt;
-    return a.expr.substitute(step.fixed).asConstant();
-  };
-  const CallArg &a = s.args[6], &b = s.args[8], &beta = s.args[10],
-                &c = s.args[11];
-  auto m = integer(2), n = integer(3), ldc = integer(12);
-  auto count = size.asConstant();
-  return c.kind == CallArg::Kind::Pointer && c.buffer == buffer &&
-         c.expr.substitute(step.fixed).asConstant() == std::int64_t(0) &&
-         a.buffer != buffer && b.buffer != buffer &&
-         beta.kind == CallArg::Kind::Float && beta.f == 0 && m && n && ldc &&
-         count && *ldc == *n && *m * *n == *count;
+  GemmUse use = gemmUse(*step.stmt, buffer, step.fixed);
+  return !use.reads && use.writes && use.length > 0 &&
+         use.offset.asConstant() == std::int64_t(0) &&
+         size.asConstant() == use.length;
 }
 
 /// The elements a loop nest writes, as the offsets of equal runs: every
@@ -200,20 +221,11 @@ bool nestWritesWhole(const Step &step, const std::string &buffer,
       continue;
     }
     // An sgemm whose C is a contiguous M·N block of the buffer.
-    if (c->kind != StmtKind::Call || c->callee != kCallSgemm ||
-        c->args.size() != 13)
+    if (!isSgemm(*c))
       return false;
-    const CallArg &a = c->args[6], &b = c->args[8], &beta = c->args[10],
-                  &out = c->args[11];
-    if (a.buffer == buffer || b.buffer == buffer)
-      return false;
-    if (out.kind != CallArg::Kind::Pointer || out.buffer != buffer)
-      continue;
-    auto m = c->args[2].expr.substitute(step.fixed).asConstant();
-    auto n = c->args[3].expr.substitute(step.fixed).asConstant();
-    auto ldc = c->args[12].expr.substitute(step.fixed).asConstant();
-    if (beta.kind != CallArg::Kind::Float || beta.f != 0 || !m || !n || !ldc ||
-        *ldc != *n || !addWrite(out.expr, *m * *n))
+    GemmUse use = gemmUse(*c, buffer, step.fixed);
+    if (use.reads ||
+        (use.writes && (use.length == 0 || !addWrite(use.offset, use.length))))
       return false;
   }
   if (starts.empty())

@@ -127,10 +127,10 @@ struct Stmt {
   /// Allocate: clear the buffer first; false when the body writes every
   /// element before reading any (codegen/lower/first_touch.h).
   bool zeroFill = true;
-  ir::Expr index;                   ///< Store: element offset
-  ValuePtr value;                   ///< Store, Assign: value; If: condition
-  std::string callee;               ///< Call
-  std::vector<CallArg> args;        ///< Call
+  ir::Expr index;            ///< Store: element offset
+  ValuePtr value;            ///< Store, Assign: value; If: condition
+  std::string callee;        ///< Call
+  std::vector<CallArg> args; ///< Call
   /// For, Call: where it came from (a map's or node's label), for people
   /// and profiles; "" when nothing names it.
   std::string label;

@@ -21,8 +21,8 @@
 /// provably private (private: for every container the body writes, some
 /// dimension of every access to it is the loop variable plus terms that do
 /// not vary inside the loop, or maps distinct iterations to disjoint
-/// intervals; parallel_proof.h). The other loops stay serial. A vectorized map's
-/// innermost loop becomes `vectorized` under the same proof.
+/// intervals; parallel_proof.h). The other loops stay serial. A vectorized
+/// map's innermost loop becomes `vectorized` under the same proof.
 
 #include "codegen/lower/loop_ir.h"
 #include "ir/program.h"

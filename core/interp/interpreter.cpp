@@ -5,10 +5,11 @@
 #include "core/interp/interpreter.h"
 
 #include "core/interp/bind_inputs.h"
-#include "core/interp/state_plan.h"
 #include "core/interp/tasklet_eval.h"
 #include "ir/error.h"
 #include "ir/primitives.h"
+#include "ir/print.h"
+#include "ir/state_view.h"
 #include "ir/validate.h"
 
 #include <algorithm>
@@ -22,11 +23,6 @@ namespace {
 
 using ir::NodeId;
 using ir::NodeKind;
-
-std::string describe(const ir::Node &n) {
-  return std::string(ir::nodeKindName(n.kind)) + " '" + n.label + "' (id " +
-         std::to_string(n.id) + ")";
-}
 
 /// Evaluates `e`, prefixing a failure with `what()`, which is only built
 /// then: this runs for every memlet in every map iteration.
@@ -79,16 +75,17 @@ struct Interpreter::Impl {
   void skipFinished();
 
   // Execution.
-  void runNode(const StatePlan &plan, NodeId id, const ir::Bindings &b);
-  void runMap(const StatePlan &plan, const ir::Node &entry,
+  void runNode(const ir::StateView &plan, NodeId id, const ir::Bindings &b);
+  void runMap(const ir::StateView &plan, const ir::Node &entry,
               const ir::Bindings &outer);
-  void iterate(const StatePlan &plan, const ir::Node &entry, ir::Bindings &b,
-               std::size_t dim);
-  void runTasklet(const StatePlan &plan, const ir::Node &n,
+  void iterate(const ir::StateView &plan, const ir::Node &entry,
+               ir::Bindings &b, std::size_t dim);
+  void runTasklet(const ir::StateView &plan, const ir::Node &n,
                   const ir::Bindings &b);
-  void runCopies(const StatePlan &plan, const ir::Node &n,
+  void runCopies(const ir::StateView &plan, const ir::Node &n,
                  const ir::Bindings &b);
-  void runGemm(const StatePlan &plan, const ir::Node &n, const ir::Bindings &b);
+  void runGemm(const ir::StateView &plan, const ir::Node &n,
+               const ir::Bindings &b);
   /// A gemm's epilogue (ir/primitives.h) as a tasklet keyed by the gemm.
   void compileEpilogue(const ir::Node &n);
 
@@ -108,7 +105,7 @@ struct Interpreter::Impl {
   ir::Program program;
   ir::Bindings symbols;
   TensorMap values;
-  std::vector<StatePlan> plans;
+  std::vector<ir::StateView> plans;
   std::map<NodeId, CompiledTasklet> tasklets;
   /// Values handed from one tasklet to another over an empty memlet, by
   /// producing (node, connector).
@@ -136,7 +133,7 @@ Interpreter::Impl::Impl(const ir::Program &p, TensorMap inputs,
   bindSymbols(inputs, std::move(options.symbols));
   allocate(std::move(inputs));
   for (const ir::State &s : program.states)
-    plans.push_back(planState(s));
+    plans.push_back(ir::viewState(s));
   skipFinished();
 }
 
@@ -198,7 +195,7 @@ void Interpreter::Impl::allocate(TensorMap inputs) {
                  n.primitive().primitive == "gemm")
           compileEpilogue(n);
       } catch (const Error &err) {
-        throw Error(describe(n) + ": " + err.what());
+        throw Error(ir::describe(n) + ": " + err.what());
       }
 }
 
@@ -286,7 +283,7 @@ Box Interpreter::Impl::evalSubset(
   return box;
 }
 
-void Interpreter::Impl::runNode(const StatePlan &plan, NodeId id,
+void Interpreter::Impl::runNode(const ir::StateView &plan, NodeId id,
                                 const ir::Bindings &b) {
   const ir::Node &n = *plan.nodes.at(id);
   switch (n.kind) {
@@ -308,7 +305,7 @@ void Interpreter::Impl::runNode(const StatePlan &plan, NodeId id,
   checkRunnable(); // throws the message for the node's kind
 }
 
-void Interpreter::Impl::runMap(const StatePlan &plan, const ir::Node &entry,
+void Interpreter::Impl::runMap(const ir::StateView &plan, const ir::Node &entry,
                                const ir::Bindings &outer) {
   ir::Bindings b = outer;
   std::size_t depth = activeParams.size();
@@ -318,8 +315,9 @@ void Interpreter::Impl::runMap(const StatePlan &plan, const ir::Node &entry,
   activeParams.resize(depth);
 }
 
-void Interpreter::Impl::iterate(const StatePlan &plan, const ir::Node &entry,
-                                ir::Bindings &b, std::size_t dim) {
+void Interpreter::Impl::iterate(const ir::StateView &plan,
+                                const ir::Node &entry, ir::Bindings &b,
+                                std::size_t dim) {
   const ir::MapData &m = entry.map();
   if (dim == m.params.size()) {
     for (NodeId id : plan.order.at(entry.id))
@@ -328,7 +326,7 @@ void Interpreter::Impl::iterate(const StatePlan &plan, const ir::Node &entry,
   }
   const ir::Range &r = m.ranges[dim];
   auto what = [&] {
-    return describe(entry) + " range " + r.str() + " of '" + m.params[dim] +
+    return ir::describe(entry) + " range " + r.str() + " of '" + m.params[dim] +
            "'" + where(b);
   };
   std::int64_t begin = evaluate(r.begin, b, what);
@@ -351,7 +349,7 @@ void Interpreter::Impl::iterate(const StatePlan &plan, const ir::Node &entry,
   }
 }
 
-void Interpreter::Impl::runTasklet(const StatePlan &plan, const ir::Node &n,
+void Interpreter::Impl::runTasklet(const ir::StateView &plan, const ir::Node &n,
                                    const ir::Bindings &b) {
   static const std::vector<const ir::Edge *> kNone;
   auto inIt = plan.in.find(n.id);
@@ -366,17 +364,17 @@ void Interpreter::Impl::runTasklet(const StatePlan &plan, const ir::Node &n,
       return e->dstConn == c.name;
     });
     if (e == ins.end())
-      throw Error(describe(n) + ": input connector '" + c.name +
+      throw Error(ir::describe(n) + ": input connector '" + c.name +
                   "' has no incoming edge");
     const ir::Edge &edge = **e;
     if (edge.memlet.empty()) {
       auto h = handed.find({edge.src, edge.srcConn});
       if (h == handed.end())
-        throw Error(describe(n) + ": input connector '" + c.name +
+        throw Error(ir::describe(n) + ": input connector '" + c.name +
                     "' is fed by an empty memlet that carries no value (only "
                     "a tasklet's output can be handed over directly)");
       if (h->second.dtype != c.dtype)
-        throw Error(describe(n) + ": input connector '" + c.name + "' is " +
+        throw Error(ir::describe(n) + ": input connector '" + c.name + "' is " +
                     std::string(ir::dtypeName(c.dtype)) + " but receives a " +
                     std::string(ir::dtypeName(h->second.dtype)) + " value");
       args[i] = h->second;
@@ -384,12 +382,12 @@ void Interpreter::Impl::runTasklet(const StatePlan &plan, const ir::Node &n,
     }
     const runtime::Tensor &t = tensor(edge.memlet.container);
     Box box = evalSubset(edge, t, b, [&] {
-      return describe(n) + " input '" + c.name + "' through";
+      return ir::describe(n) + " input '" + c.name + "' through";
     });
     if (box.volume != 1)
-      throw Error(describe(n) + ": input connector '" + c.name + "' reads " +
-                  std::to_string(box.volume) + " elements through " +
-                  edgeText(edge) + where(b) +
+      throw Error(ir::describe(n) + ": input connector '" + c.name +
+                  "' reads " + std::to_string(box.volume) +
+                  " elements through " + edgeText(edge) + where(b) +
                   "; only single elements can feed a tasklet connector "
                   "(wider memlets into tasklets are not supported)");
     std::int64_t flat = 0;
@@ -403,7 +401,7 @@ void Interpreter::Impl::runTasklet(const StatePlan &plan, const ir::Node &n,
   try {
     tasklets.at(n.id).run(args, results);
   } catch (const Error &err) {
-    throw Error(describe(n) + where(b) + ": " + err.what());
+    throw Error(ir::describe(n) + where(b) + ": " + err.what());
   }
 
   for (std::size_t j = 0; j < n.outputs.size(); ++j) {
@@ -417,13 +415,13 @@ void Interpreter::Impl::runTasklet(const StatePlan &plan, const ir::Node &n,
         continue;
       }
       runtime::Tensor &t = writable(e->memlet.container, [&] {
-        return describe(n) + " through " + edgeText(*e);
+        return ir::describe(n) + " through " + edgeText(*e);
       });
       Box box = evalSubset(*e, t, b, [&] {
-        return describe(n) + " output '" + c.name + "' through";
+        return ir::describe(n) + " output '" + c.name + "' through";
       });
       if (box.volume != 1)
-        throw Error(describe(n) + ": output connector '" + c.name +
+        throw Error(ir::describe(n) + ": output connector '" + c.name +
                     "' writes " + std::to_string(box.volume) +
                     " elements through " + edgeText(*e) + where(b) +
                     "; a tasklet connector produces a single element "
@@ -440,19 +438,12 @@ void Interpreter::Impl::runTasklet(const StatePlan &plan, const ir::Node &n,
   }
 }
 
-void Interpreter::Impl::runCopies(const StatePlan &plan, const ir::Node &n,
+void Interpreter::Impl::runCopies(const ir::StateView &plan, const ir::Node &n,
                                   const ir::Bindings &b) {
-  auto inIt = plan.in.find(n.id);
-  if (inIt == plan.in.end())
-    return;
-  for (const ir::Edge *e : inIt->second) {
-    const ir::Node &src = *plan.nodes.at(e->src);
-    if (src.kind != NodeKind::Access || e->memlet.empty())
-      continue;
-    const std::string &from = src.access().container;
-    const std::string &to = n.access().container;
-    const std::string &named = e->memlet.container;
-    const std::string &other = named == from ? to : from;
+  for (const ir::AccessCopy &copy : ir::copiesInto(plan, n)) {
+    const ir::Edge *e = copy.edge;
+    const std::string &from = copy.from, &to = copy.to;
+    const std::string &named = copy.named, &other = copy.other;
     runtime::Tensor &dst = writable(to, [&] { return edgeText(*e); });
     const runtime::Tensor &namedT = tensor(named);
     const runtime::Tensor &otherT = tensor(other);
@@ -489,16 +480,16 @@ void Interpreter::Impl::runCopies(const StatePlan &plan, const ir::Node &n,
   }
 }
 
-void Interpreter::Impl::runGemm(const StatePlan &plan, const ir::Node &n,
+void Interpreter::Impl::runGemm(const ir::StateView &plan, const ir::Node &n,
                                 const ir::Bindings &b) {
   ir::GemmCall call;
   try {
     call = ir::readGemm(n.primitive());
   } catch (const Error &err) {
-    throw Error(describe(n) + ": " + err.what());
+    throw Error(ir::describe(n) + ": " + err.what());
   }
   auto value = [&](const ir::Expr &e, const char *what) {
-    return evaluate(e, b, [&] { return describe(n) + " " + what; });
+    return evaluate(e, b, [&] { return ir::describe(n) + " " + what; });
   };
   std::int64_t m = value(call.m, "M"), nn = value(call.n, "N"),
                k = value(call.k, "K");
@@ -521,22 +512,22 @@ void Interpreter::Impl::runGemm(const StatePlan &plan, const ir::Node &n,
       return (output ? e->srcConn : e->dstConn) == conn && !e->memlet.empty();
     });
     if (e == list.end())
-      throw Error(describe(n) + ": connector '" + conn + "' has no edge");
+      throw Error(ir::describe(n) + ": connector '" + conn + "' has no edge");
     const std::string &name = (*e)->memlet.container;
     runtime::Tensor &t =
-        output ? writable(name, [&] { return describe(n); }) : tensor(name);
+        output ? writable(name, [&] { return ir::describe(n); }) : tensor(name);
     if (t.dtype() != ir::DType::F32)
-      throw Error(describe(n) + ": gemm operand '" + name + "' is " +
+      throw Error(ir::describe(n) + ": gemm operand '" + name + "' is " +
                   t.describe() + "; gemm takes f32");
     Box box = evalSubset(
-        **e, t, b, [&] { return describe(n) + " '" + conn + "' through"; });
+        **e, t, b, [&] { return ir::describe(n) + " '" + conn + "' through"; });
     std::vector<std::int64_t> strides = t.strides();
     Operand o{&t, 0, value(ldExpr, "leading dimension")};
     for (std::size_t d = 0; d < box.begin.size(); ++d)
       o.base += box.begin[d] * strides[d];
     std::int64_t last = o.base + (rows - 1) * o.ld + cols - 1;
     if (rows > 0 && cols > 0 && (o.ld < cols || last >= t.elementCount()))
-      throw Error(describe(n) + ": the " + std::to_string(rows) + "x" +
+      throw Error(ir::describe(n) + ": the " + std::to_string(rows) + "x" +
                   std::to_string(cols) + " matrix '" + conn +
                   "' (leading "
                   "dimension " +
@@ -582,7 +573,7 @@ void Interpreter::Impl::runGemm(const StatePlan &plan, const ir::Node &n,
     Operand x = operand(edges(plan.in), false, o.connector, 1, 1, ir::Expr(1));
     std::int64_t last = x.base + (m - 1) * row + (nn - 1) * col;
     if (row < 0 || col < 0 || (m > 0 && nn > 0 && last >= x.t->elementCount()))
-      throw Error(describe(n) + ": epilogue operand '" + o.connector +
+      throw Error(ir::describe(n) + ": epilogue operand '" + o.connector +
                   "' (strides " + std::to_string(row) + ", " +
                   std::to_string(col) + ") reaches past " + x.t->describe());
     inputs.push_back({x.t, x.base, row, col, n.findInput(o.connector)->dtype});
@@ -601,8 +592,9 @@ void Interpreter::Impl::runGemm(const StatePlan &plan, const ir::Node &n,
       try {
         epilogue.run(args, result);
       } catch (const Error &err) {
-        throw Error(describe(n) + " epilogue at (" + std::to_string(i) + ", " +
-                    std::to_string(j) + ")" + where(b) + ": " + err.what());
+        throw Error(ir::describe(n) + " epilogue at (" + std::to_string(i) +
+                    ", " + std::to_string(j) + ")" + where(b) + ": " +
+                    err.what());
       }
       out = static_cast<float>(result[0].f);
     }
@@ -630,7 +622,7 @@ void Interpreter::step() {
   if (done())
     throw Error("program '" + impl_->program.name +
                 "' has finished; there is no step left to run");
-  const StatePlan &plan = impl_->plans[impl_->state];
+  const ir::StateView &plan = impl_->plans[impl_->state];
   impl_->activeParams.clear();
   impl_->runNode(plan, nextNode(), impl_->symbols);
   ++impl_->position;

@@ -29,6 +29,7 @@
 #include "core/runtime/tensor.h"
 #include "ir/program.h"
 #include "ir/tasklet.h"
+#include "ir/tasklet_value.h"
 
 #include <cstdint>
 #include <span>
@@ -37,25 +38,7 @@
 
 namespace weir::interp {
 
-/// One scalar of a tasklet computation.
-struct Value {
-  ir::DType dtype = ir::DType::F32;
-  /// The value of a float type. For f32, f16 and bf16 it is always a value a
-  /// float can hold exactly.
-  double f = 0;
-  /// Integers: the two's complement bits, sign-extended (signed types) or
-  /// zero-extended (unsigned types) from the type's width. Bool: 0 or 1.
-  std::uint64_t bits = 0;
-
-  static Value ofFloat(ir::DType dtype, double value);
-  static Value ofInt(ir::DType dtype, std::int64_t value);
-  static Value ofBool(bool value);
-  /// The value as a double (integers converted, bool 0/1).
-  double toDouble() const;
-};
-
-/// `to(v)` in the tasklet language (see the file comment).
-Value convert(const Value &v, ir::DType to);
+using ir::tasklet::Value;
 
 /// Element `flatIndex` of `t`, decoded to a Value of the tensor's dtype.
 Value loadElement(const runtime::Tensor &t, std::int64_t flatIndex);
@@ -65,12 +48,6 @@ void storeElement(runtime::Tensor &t, std::int64_t flatIndex, const Value &v);
 /// arithmetic of `existing`'s dtype. For bool, sum and max are `||`, prod
 /// and min `&&`.
 Value combine(ir::Wcr wcr, const Value &existing, const Value &incoming);
-
-/// The value of literal `e` (a float, integer or bool literal) when its
-/// settled type is `type` (ir::tasklet::settleTypes): what the interpreter
-/// computes with and code generators emit. Throws weir::Error for a
-/// non-literal.
-Value literalValue(const ir::tasklet::Expr &e, ir::DType type);
 
 /// A tasklet body with the type of every subexpression settled, ready to run
 /// once per map iteration.

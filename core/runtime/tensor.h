@@ -94,14 +94,4 @@ private:
   bool readOnly_ = false;
 };
 
-/// f16 / bf16 conversions (IEEE binary16 and bfloat16 bit patterns).
-float halfToFloat(std::uint16_t bits);
-std::uint16_t floatToHalf(float value);
-float bfloat16ToFloat(std::uint16_t bits);
-std::uint16_t floatToBfloat16(float value);
-/// Straight from double, rounding once (a detour through float could round
-/// twice and miss the nearest value).
-std::uint16_t doubleToHalf(double value);
-std::uint16_t doubleToBfloat16(double value);
-
 } // namespace weir::runtime

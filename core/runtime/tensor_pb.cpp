@@ -1,9 +1,9 @@
 #include "core/runtime/tensor_pb.h"
 
-#include "core/onnx/tensor_data.h"
 #include "core/runtime/npy.h"
 #include "ir/atomic_file.h"
 #include "ir/error.h"
+#include "onnx/tensor_data.h"
 
 #include <onnx/onnx_pb.h>
 

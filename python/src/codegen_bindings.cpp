@@ -11,7 +11,7 @@
 #include "python/src/convert.h"
 #include "python/src/numpy_tensor.h"
 #include "transforms/expansion/expand_all.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 
 #include <pybind11/stl.h>
 
@@ -25,15 +25,17 @@ struct PyExecutable {
   ProgramPtr program; ///< as compiled (fully expanded)
 };
 
-PyExecutable compileProgram(const ProgramPtr &program, const std::string &target,
-                            int threads, const std::string &gemm,
+PyExecutable compileProgram(const ProgramPtr &program,
+                            const std::string &target, int threads,
+                            const std::string &gemm,
                             const std::map<std::string, std::string> &impl) {
   if (target != "cpu")
     throw Error("target '" + target + "' is not available yet; targets: cpu");
   auto engine = codegen::cpu::parseGemmEngine(gemm);
   if (!engine)
-    throw Error("gemm engine '" + gemm + "' is unknown; use auto, weir or "
-                                         "openblas");
+    throw Error("gemm engine '" + gemm +
+                "' is unknown; use auto, weir or "
+                "openblas");
   auto expanded = std::make_shared<ir::Program>(*program);
   codegen::CompileOptions options;
   options.threads = threads;
@@ -41,7 +43,7 @@ PyExecutable compileProgram(const ProgramPtr &program, const std::string &target
   py::gil_scoped_release release;
   // Operators still left are expanded with the default implementations,
   // as `weir run` does.
-  expansion::ExpandAllReport report = expansion::expandAll(*expanded, impl);
+  operators::ExpandAllReport report = operators::expandAll(*expanded, impl);
   if (!report.skipped.empty())
     throw Error("cannot compile: " + report.skipped.front());
   return PyExecutable{codegen::compile(*expanded, options), expanded};
@@ -72,8 +74,9 @@ void defineCodegen(py::module_ &m) {
           "C-contiguous arrays of the input's dtype are used without a copy; "
           "other arrays are converted when that is safe (numpy's same_kind "
           "casting). Outputs are arrays over Weir's own buffers.")
-      .def_property_readonly("program", [](const PyExecutable &x) { return x.program; },
-                             "The program as compiled (every operator expanded).")
+      .def_property_readonly(
+          "program", [](const PyExecutable &x) { return x.program; },
+          "The program as compiled (every operator expanded).")
       .def_property_readonly(
           "loop_ir", [](const PyExecutable &x) { return x.exe.loopIR(); },
           "The loop IR the backend compiled, printed.")

@@ -42,8 +42,10 @@ transforms::ParamSpec paramSpecOf(const py::dict &d) {
     s.kind = transforms::ParamSpec::Kind::String;
     s.defaultValue = def.cast<std::string>();
   } else {
-    throw Error("parameter '" + s.name + "': kind must be bool, int, float or "
-                "string, not '" + kind + "'");
+    throw Error("parameter '" + s.name +
+                "': kind must be bool, int, float or "
+                "string, not '" +
+                kind + "'");
   }
   if (d.contains("description"))
     s.description = d["description"].cast<std::string>();
@@ -66,8 +68,9 @@ transforms::Pattern patternOf(const py::list &nodes, const py::list &edges) {
     auto kind = ir::parseNodeKind(kindName);
     if (!kind)
       throw Error("pattern role '" + role + "': unknown node kind '" +
-                  kindName + "' (access, tasklet, map-entry, map-exit, "
-                             "library, primitive)");
+                  kindName +
+                  "' (access, tasklet, map-entry, map-exit, "
+                  "library, primitive)");
     if (p.roleIndex(role) >= 0)
       throw Error("pattern role '" + role + "' is declared twice");
     p.node(role, *kind, t[2].cast<std::vector<std::string>>());
@@ -90,8 +93,8 @@ void registerPlugin(py::object instance, const py::dict &decl) {
   d.id = decl["id"].cast<std::string>();
   auto tier = transforms::parseTier(decl["tier"].cast<std::string>());
   if (!tier)
-    throw Error("plugin '" + d.id + "': tier must be expansion, fusion, "
-                "movement or tensorize");
+    throw Error("plugin '" + d.id + "': tier must be " +
+                transforms::tierNameList());
   d.tier = *tier;
   d.summary = decl["summary"].cast<std::string>();
   d.description = decl["description"].cast<std::string>();
@@ -106,7 +109,8 @@ void registerPlugin(py::object instance, const py::dict &decl) {
   d.sourceFile = decl["source"].cast<std::string>();
   // A day at most: longer waits overflow the clock's duration type.
   if (!(d.timeLimitSeconds > 0 && d.timeLimitSeconds <= 86400))
-    throw Error("plugin '" + d.id + "': time_limit must be between 0 and "
+    throw Error("plugin '" + d.id +
+                "': time_limit must be between 0 and "
                 "86400 seconds");
   if (!py::hasattr(instance, "apply"))
     throw Error("plugin '" + d.id + "' has no apply(editor, match, params)");
@@ -119,13 +123,13 @@ void registerPlugin(py::object instance, const py::dict &decl) {
     // Reloading a file replaces its plugins; another file may not.
     auto old = std::dynamic_pointer_cast<const PythonTransformation>(
         transforms::findTransformation(d.id));
-    if (old && old->declaration().sourceFile != d.sourceFile)
+    if (old && old->sourceFile() != d.sourceFile)
       throw Error("plugin '" + d.id + "' (" + d.sourceFile +
-                  "): that id is taken by the plugin in " +
-                  old->declaration().sourceFile +
+                  "): that id is taken by the plugin in " + old->sourceFile() +
                   " (unregister it first to replace it)");
   }
-  auto t = std::make_shared<PythonTransformation>(std::move(d), std::move(instance));
+  auto t =
+      std::make_shared<PythonTransformation>(std::move(d), std::move(instance));
   if (reload)
     transforms::unregisterTransformation(t->id());
   transforms::registerTransformation(t);
@@ -167,7 +171,7 @@ void definePlugins(py::module_ &m) {
             transforms::findTransformation(id));
         if (!t)
           return py::none();
-        return py::str(t->declaration().sourceFile);
+        return py::str(t->sourceFile());
       },
       py::arg("id"), "The file a plugin came from; None for built-ins.");
 }

@@ -5,17 +5,17 @@
 /// transformations (and, inside a plugin, through weir.Editor).
 
 #include "core/runtime/tensor.h"
-#include "ir/error.h"
-#include "core/workspace/session.h"
 #include "ir/analysis.h"
-#include "ir/memory.h"
+#include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/json.h"
+#include "ir/memory.h"
 #include "ir/print.h"
 #include "ir/validate.h"
 #include "python/src/bindings.h"
 #include "python/src/convert.h"
 #include "python/src/numpy_tensor.h"
+#include "workspace/session.h"
 
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -46,7 +46,9 @@ void defineContainer(py::module_ &m) {
       .def_readonly("name", &ir::Container::name, "The container's name.")
       .def_property_readonly(
           "dtype",
-          [](const ir::Container &c) { return std::string(ir::dtypeName(c.dtype)); },
+          [](const ir::Container &c) {
+            return std::string(ir::dtypeName(c.dtype));
+          },
           "Element type: 'f32', 'i64', ...")
       .def_property_readonly(
           "shape", [](const ir::Container &c) { return exprList(c.shape); },
@@ -56,7 +58,9 @@ void defineContainer(py::module_ &m) {
           "Element strides.")
       .def_property_readonly(
           "storage",
-          [](const ir::Container &c) { return std::string(ir::storageName(c.storage)); },
+          [](const ir::Container &c) {
+            return std::string(ir::storageName(c.storage));
+          },
           "'host', 'register', 'gpu-global', ...")
       .def_readonly("transient", &ir::Container::transient,
                     "True for program-internal data; False for arguments.")
@@ -65,11 +69,13 @@ void defineContainer(py::module_ &m) {
       .def_property_readonly(
           "view_of",
           [](const ir::Container &c) {
-            return c.isView() ? py::object(py::str(c.viewOf)) : py::object(py::none());
+            return c.isView() ? py::object(py::str(c.viewOf))
+                              : py::object(py::none());
           },
           "The container this one is a reshaped view of, or None.")
       .def_property_readonly(
-          "nbytes", [](const ir::Container &c) { return exprValue(c.byteSize()); },
+          "nbytes",
+          [](const ir::Container &c) { return exprValue(c.byteSize()); },
           "Size in bytes (text when symbolic).")
       .def(
           "value",
@@ -79,7 +85,8 @@ void defineContainer(py::module_ &m) {
             std::vector<std::int64_t> shape;
             for (const ir::Expr &d : c.shape)
               shape.push_back(d.evaluate());
-            return toArray(runtime::Tensor::fromBlob(c.dtype, shape, c.constant));
+            return toArray(
+                runtime::Tensor::fromBlob(c.dtype, shape, c.constant));
           },
           "The constant contents as a read-only numpy array (no copy), or "
           "None for a container that is not constant.")
@@ -100,7 +107,10 @@ void defineNode(py::module_ &m) {
       .def_readonly("label", &ir::Node::label,
                     "A name for people (ONNX node name, container name).")
       .def_property_readonly(
-          "kind", [](const ir::Node &n) { return std::string(ir::nodeKindName(n.kind)); },
+          "kind",
+          [](const ir::Node &n) {
+            return std::string(ir::nodeKindName(n.kind));
+          },
           "'access', 'tasklet', 'map-entry', 'map-exit', 'library' or "
           "'primitive'.")
       .def_property_readonly(
@@ -135,7 +145,8 @@ void defineNode(py::module_ &m) {
               return py::none();
             return py::str(n.library().implementation);
           },
-          "A library node's chosen expansion ('' = not chosen); None otherwise.")
+          "A library node's chosen expansion ('' = not chosen); None "
+          "otherwise.")
       .def_property_readonly(
           "attributes",
           [](const ir::Node &n) {
@@ -150,48 +161,53 @@ void defineNode(py::module_ &m) {
             return d;
           },
           "Attributes of a library node or primitive as a dict.")
-      .def_property_readonly("code",
-                             [](const ir::Node &n) -> py::object {
-                               if (n.kind != ir::NodeKind::Tasklet)
-                                 return py::none();
-                               return py::str(n.tasklet().source);
-                             },
-                             "A tasklet's code ('y = max(x, 0.0)').")
+      .def_property_readonly(
+          "code",
+          [](const ir::Node &n) -> py::object {
+            if (n.kind != ir::NodeKind::Tasklet)
+              return py::none();
+            return py::str(n.tasklet().source);
+          },
+          "A tasklet's code ('y = max(x, 0.0)').")
       .def_property_readonly(
           "params",
           [](const ir::Node &n) -> py::object {
-            if (n.kind != ir::NodeKind::MapEntry && n.kind != ir::NodeKind::MapExit)
+            if (n.kind != ir::NodeKind::MapEntry &&
+                n.kind != ir::NodeKind::MapExit)
               return py::none();
             return py::cast(n.map().params);
           },
           "A map's iteration variables.")
-      .def_property_readonly("ranges",
-                             [](const ir::Node &n) -> py::object {
-                               if (n.kind != ir::NodeKind::MapEntry &&
-                                   n.kind != ir::NodeKind::MapExit)
-                                 return py::none();
-                               py::list l;
-                               for (const ir::Range &r : n.map().ranges)
-                                 l.append(r.str());
-                               return l;
-                             },
-                             "A map's ranges as text ('0:64', '0:N:2').")
+      .def_property_readonly(
+          "ranges",
+          [](const ir::Node &n) -> py::object {
+            if (n.kind != ir::NodeKind::MapEntry &&
+                n.kind != ir::NodeKind::MapExit)
+              return py::none();
+            py::list l;
+            for (const ir::Range &r : n.map().ranges)
+              l.append(r.str());
+            return l;
+          },
+          "A map's ranges as text ('0:64', '0:N:2').")
       .def_property_readonly(
           "schedule",
           [](const ir::Node &n) -> py::object {
-            if (n.kind != ir::NodeKind::MapEntry && n.kind != ir::NodeKind::MapExit)
+            if (n.kind != ir::NodeKind::MapEntry &&
+                n.kind != ir::NodeKind::MapExit)
               return py::none();
             return py::str(std::string(ir::scheduleName(n.map().schedule)));
           },
           "A map's schedule: 'sequential', 'cpu-parallel', ...")
-      .def_property_readonly("partner",
-                             [](const ir::Node &n) -> py::object {
-                               if (n.kind != ir::NodeKind::MapEntry &&
-                                   n.kind != ir::NodeKind::MapExit)
-                                 return py::none();
-                               return py::int_(n.map().partner);
-                             },
-                             "The id of a map entry's exit, or an exit's entry.")
+      .def_property_readonly(
+          "partner",
+          [](const ir::Node &n) -> py::object {
+            if (n.kind != ir::NodeKind::MapEntry &&
+                n.kind != ir::NodeKind::MapExit)
+              return py::none();
+            return py::int_(n.map().partner);
+          },
+          "The id of a map entry's exit, or an exit's entry.")
       .def("__repr__", [](const ir::Node &n) {
         return "<Node %" + std::to_string(n.id) + " " +
                std::string(ir::nodeKindName(n.kind)) + " '" + n.label + "'>";
@@ -214,21 +230,24 @@ void defineEdge(py::module_ &m) {
       .def_property_readonly(
           "subset", [](const ir::Edge &e) { return e.memlet.subset.str(); },
           "The subset as text: 'i, 0:64'.")
-      .def_property_readonly("wcr",
-                             [](const ir::Edge &e) -> py::object {
-                               if (!e.memlet.wcr)
-                                 return py::none();
-                               return py::str(std::string(ir::wcrName(*e.memlet.wcr)));
-                             },
-                             "Write-conflict resolution ('sum', ...) or None.")
       .def_property_readonly(
-          "volume", [](const ir::Edge &e) { return exprValue(e.memlet.volume()); },
+          "wcr",
+          [](const ir::Edge &e) -> py::object {
+            if (!e.memlet.wcr)
+              return py::none();
+            return py::str(std::string(ir::wcrName(*e.memlet.wcr)));
+          },
+          "Write-conflict resolution ('sum', ...) or None.")
+      .def_property_readonly(
+          "volume",
+          [](const ir::Edge &e) { return exprValue(e.memlet.volume()); },
           "Elements moved per execution of the edge.")
-      .def_property_readonly("memlet", [](const ir::Edge &e) { return e.memlet.str(); },
-                             "Text form: 'A[i, 0:64]'.")
+      .def_property_readonly(
+          "memlet", [](const ir::Edge &e) { return e.memlet.str(); },
+          "Text form: 'A[i, 0:64]'.")
       .def("__repr__", [](const ir::Edge &e) {
-        return "<Edge " + std::to_string(e.src) + " -> " + std::to_string(e.dst) +
-               ": " + e.memlet.str() + ">";
+        return "<Edge " + std::to_string(e.src) + " -> " +
+               std::to_string(e.dst) + ": " + e.memlet.str() + ">";
       });
 }
 
@@ -243,7 +262,7 @@ void defineState(py::module_ &m) {
             const ir::Node *n = s.findNode(id);
             if (!n)
               throw weir::Error("state '" + s.name + "' has no node %" +
-                          std::to_string(id));
+                                std::to_string(id));
             return *n;
           },
           py::arg("id"), py::return_value_policy::reference_internal,
@@ -283,7 +302,8 @@ void defineAnalysis(py::module_ &m) {
                        "states the counting rules). Totals are ints, or text "
                        "when they depend on a symbol such as a batch size N.")
       .def_property_readonly(
-          "bytes_moved", [](const Analysis &x) { return exprValue(x.a.bytesMoved); },
+          "bytes_moved",
+          [](const Analysis &x) { return exprValue(x.a.bytesMoved); },
           "Bytes moved to and from containers, in total.")
       .def_property_readonly(
           "flops", [](const Analysis &x) { return exprValue(x.a.flops); },
@@ -302,8 +322,8 @@ void defineAnalysis(py::module_ &m) {
             py::dict d;
             for (const auto &s : x.a.states)
               for (const auto &e : s.edges)
-                d[py::int_(e.edge)] = py::make_tuple(exprValue(e.elements),
-                                                     exprValue(e.bytes));
+                d[py::int_(e.edge)] =
+                    py::make_tuple(exprValue(e.elements), exprValue(e.bytes));
             return d;
           },
           "{edge id: (elements, bytes)} over all executions.")
@@ -354,7 +374,8 @@ void defineProgram(py::module_ &m) {
             for (const ir::State &s : p.states)
               if (s.name == name)
                 return s;
-            throw weir::Error("program '" + p.name + "' has no state '" + name + "'");
+            throw weir::Error("program '" + p.name + "' has no state '" + name +
+                              "'");
           },
           py::arg("name"), py::return_value_policy::reference_internal,
           "The state with this name; weir.Error when there is none.")
@@ -382,7 +403,8 @@ void defineProgram(py::module_ &m) {
           "once in its run order, 'buffers': how many}; symbols not in "
           "`dims` count as 1.")
       .def_property_readonly(
-          "hash", [](const Program &p) { return ir::hashHex(ir::structuralHash(p)); },
+          "hash",
+          [](const Program &p) { return ir::hashHex(ir::structuralHash(p)); },
           "Structural hash as 16 hex digits: equal programs, equal hashes.")
       .def(
           "validate",
@@ -394,8 +416,9 @@ void defineProgram(py::module_ &m) {
           },
           "Structural checks; a list of messages ('error: ...', "
           "'warning: ...'), empty when the program is valid.")
-      .def("text", [](const Program &p) { return ir::print(p); },
-           "The readable text form.")
+      .def(
+          "text", [](const Program &p) { return ir::print(p); },
+          "The readable text form.")
       .def(
           "save",
           [](const Program &p, const std::filesystem::path &path) {

@@ -3,8 +3,8 @@
 
 #include "python/src/program_editor.h"
 
-#include "core/onnx/op_catalog.h"
 #include "ir/error.h"
+#include "onnx/op_catalog.h"
 #include "transforms/rewrite.h"
 
 #include <algorithm>
@@ -72,12 +72,10 @@ ir::NodeId ProgramEditor::addTasklet(const std::string &s,
                         std::move(outputs), code);
 }
 
-ir::NodeId ProgramEditor::addLibrary(const std::string &s, const std::string &op,
-                                     const std::string &label,
-                                     std::vector<ir::Connector> inputs,
-                                     std::vector<ir::Connector> outputs,
-                                     ir::Attributes attributes, int opset,
-                                     const std::string &domain) {
+ir::NodeId ProgramEditor::addLibrary(
+    const std::string &s, const std::string &op, const std::string &label,
+    std::vector<ir::Connector> inputs, std::vector<ir::Connector> outputs,
+    ir::Attributes attributes, int opset, const std::string &domain) {
   ir::State &st = state(s);
   ir::Node n;
   n.id = program_.newNodeId();

@@ -14,8 +14,8 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -144,7 +144,10 @@ py::handle timeLimitException() {
 
 PythonTransformation::PythonTransformation(PluginDeclaration declaration,
                                            py::object instance)
-    : d_(std::move(declaration)), instance_(std::move(instance)) {}
+    : Transformation(declaration),
+      timeLimitSeconds_(declaration.timeLimitSeconds),
+      sourceFile_(std::move(declaration.sourceFile)),
+      instance_(std::move(instance)) {}
 
 PythonTransformation::~PythonTransformation() {
   // The registry may outlive the interpreter (a static); then the object
@@ -173,26 +176,27 @@ PythonTransformation::check(const ir::Program &program,
         [&] {
           return instance_.attr("can_apply")(copy, match, paramsDict(params));
         },
-        d_.timeLimitSeconds);
+        timeLimitSeconds_);
     if (py::isinstance<py::str>(r))
       return transforms::CheckResult::failure(r.cast<std::string>(), nodes);
     if (r.is_none() || py::bool_(r))
       return transforms::CheckResult::success();
-    return transforms::CheckResult::failure(
-        "plugin '" + d_.id + "': can_apply returned " +
-            py::repr(r).cast<std::string>(),
-        nodes);
+    return transforms::CheckResult::failure("plugin '" + std::string(id()) +
+                                                "': can_apply returned " +
+                                                py::repr(r).cast<std::string>(),
+                                            nodes);
   } catch (py::error_already_set &e) {
     if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit))
-      rethrowIfInterrupt(e, d_.id);
+      rethrowIfInterrupt(e, std::string(id()));
     if (e.matches(gTimeLimit))
       return transforms::CheckResult::failure(
-          "plugin '" + d_.id + "' ran past its time limit of " +
-              seconds(d_.timeLimitSeconds) +
-              " s in can_apply",
+          "plugin '" + std::string(id()) + "' ran past its time limit of " +
+              seconds(timeLimitSeconds_) + " s in can_apply",
           nodes);
     return transforms::CheckResult::failure(
-        "plugin '" + d_.id + "' raised in can_apply: " + describe(e), nodes);
+        "plugin '" + std::string(id()) +
+            "' raised in can_apply: " + describe(e),
+        nodes);
   }
 }
 
@@ -207,15 +211,16 @@ PythonTransformation::apply(const ir::Program &program,
         [&] {
           return instance_.attr("apply")(editor, match, paramsDict(params));
         },
-        d_.timeLimitSeconds);
+        timeLimitSeconds_);
   } catch (py::error_already_set &e) {
     if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit))
-      rethrowIfInterrupt(e, d_.id);
+      rethrowIfInterrupt(e, std::string(id()));
     if (e.matches(gTimeLimit))
-      throw Error("plugin '" + d_.id + "' ran past its time limit of " +
-                  seconds(d_.timeLimitSeconds) +
+      throw Error("plugin '" + std::string(id()) +
+                  "' ran past its time limit of " + seconds(timeLimitSeconds_) +
                   " s in apply");
-    throw Error("plugin '" + d_.id + "' raised in apply: " + describe(e));
+    throw Error("plugin '" + std::string(id()) +
+                "' raised in apply: " + describe(e));
   }
   return editor->finish();
 }

@@ -19,14 +19,9 @@ namespace weir::python {
 
 namespace py = pybind11;
 
-struct PluginDeclaration {
-  std::string id;
-  transforms::Tier tier = transforms::Tier::Fusion;
-  std::string summary;
-  std::string description;
-  std::vector<transforms::ParamSpec> params;
-  transforms::Exactness exactness;
-  transforms::Pattern pattern;
+/// A plugin's declaration: what every transformation declares, plus the
+/// plugin's time limit and the file that defined it.
+struct PluginDeclaration : transforms::Declaration {
   double timeLimitSeconds = 10;
   std::string sourceFile; ///< where the class was defined
 };
@@ -36,29 +31,22 @@ public:
   PythonTransformation(PluginDeclaration declaration, py::object instance);
   ~PythonTransformation() override;
 
-  std::string_view id() const override { return d_.id; }
-  transforms::Tier tier() const override { return d_.tier; }
-  std::string_view summary() const override { return d_.summary; }
-  std::string_view description() const override { return d_.description; }
-  std::vector<transforms::ParamSpec> params() const override { return d_.params; }
-  transforms::Exactness exactness() const override { return d_.exactness; }
-  const transforms::Pattern &pattern() const override { return d_.pattern; }
-
   /// can_apply(program, match, params): True applies; False or a string
   /// (the reason) does not. A plugin without can_apply always applies once
   /// its pattern matches.
-  transforms::CheckResult check(const ir::Program &program,
-                                const transforms::Match &match,
-                                const transforms::Params &params) const override;
+  transforms::CheckResult
+  check(const ir::Program &program, const transforms::Match &match,
+        const transforms::Params &params) const override;
   /// apply(editor, match, params) edits a weir.Editor over a copy.
-  transforms::ApplyResult apply(const ir::Program &program,
-                                const transforms::Match &match,
-                                const transforms::Params &params) const override;
+  transforms::ApplyResult
+  apply(const ir::Program &program, const transforms::Match &match,
+        const transforms::Params &params) const override;
 
-  const PluginDeclaration &declaration() const { return d_; }
+  const std::string &sourceFile() const { return sourceFile_; }
 
 private:
-  PluginDeclaration d_;
+  double timeLimitSeconds_;
+  std::string sourceFile_;
   py::object instance_;
 };
 

@@ -4,16 +4,16 @@
 /// compilation and sessions — plus `weir.Recipe` and `weir.open_session`.
 /// The same C++ Workspace the command line and the GUI use.
 
-#include "core/workspace/auto_recipe.h"
-#include "core/workspace/recipe.h"
-#include "core/workspace/session.h"
-#include "core/workspace/workspace.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "python/src/bindings.h"
 #include "python/src/convert.h"
 #include "python/src/numpy_tensor.h"
 #include "transforms/registry.h"
+#include "workspace/auto_recipe.h"
+#include "workspace/recipe.h"
+#include "workspace/session.h"
+#include "workspace/workspace.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
@@ -93,16 +93,22 @@ void defineRecipe(py::module_ &m) {
           py::arg("model") = py::none(),
           "A Python script that replays the recipe on the model (the "
           "workspace's model file unless `model` names another).")
-      .def("to_json", [](const PyRecipe &r) { return r.recipe.dump(); },
-           "The recipe as JSON text.")
+      .def(
+          "to_json", [](const PyRecipe &r) { return r.recipe.dump(); },
+          "The recipe as JSON text.")
       .def(
           "save",
-          [](const PyRecipe &r, const std::filesystem::path &p) { r.recipe.save(p); },
+          [](const PyRecipe &r, const std::filesystem::path &p) {
+            r.recipe.save(p);
+          },
           py::arg("path"), "Writes the JSON atomically.")
       .def_static(
           "load",
-          [](const std::filesystem::path &p) { return PyRecipe{Recipe::load(p), ""}; },
-          py::arg("path"), "Reads a recipe file; weir.Error names what is wrong.")
+          [](const std::filesystem::path &p) {
+            return PyRecipe{Recipe::load(p), ""};
+          },
+          py::arg("path"),
+          "Reads a recipe file; weir.Error names what is wrong.")
       .def_static(
           "parse",
           [](const std::string &text) {
@@ -119,35 +125,37 @@ void defineHistory(py::module_ &m) {
                            "A version of the workspace: the imported program "
                            "(index 0) or the result of one step.")
       .def_readonly("index", &HistoryEntry::index, "Position in the history.")
-      .def_property_readonly("transformation",
-                             [](const HistoryEntry &h) -> py::object {
-                               if (!h.step)
-                                 return py::none();
-                               return py::str(h.step->transformation);
-                             },
-                             "The step's transformation id (None for [0]).")
-      .def_property_readonly("match",
-                             [](const HistoryEntry &h) -> py::object {
-                               if (!h.step)
-                                 return py::none();
-                               return py::cast(h.step->match);
-                             },
-                             "Where the step applied (None for [0]).")
-      .def_property_readonly("params",
-                             [](const HistoryEntry &h) -> py::object {
-                               if (!h.step)
-                                 return py::dict();
-                               return paramsDict(h.step->params);
-                             },
-                             "The parameters given to the step.")
-      .def_property_readonly("hash",
-                             [](const HistoryEntry &h) { return ir::hashHex(h.hash); },
-                             "The version's structural hash.")
-      .def_readonly("seconds", &HistoryEntry::seconds,
-                    "Time the step took.")
-      .def_property_readonly("exact",
-                             [](const HistoryEntry &h) { return h.exactness.exact; },
-                             "Whether the step keeps results bit-identical.")
+      .def_property_readonly(
+          "transformation",
+          [](const HistoryEntry &h) -> py::object {
+            if (!h.step)
+              return py::none();
+            return py::str(h.step->transformation);
+          },
+          "The step's transformation id (None for [0]).")
+      .def_property_readonly(
+          "match",
+          [](const HistoryEntry &h) -> py::object {
+            if (!h.step)
+              return py::none();
+            return py::cast(h.step->match);
+          },
+          "Where the step applied (None for [0]).")
+      .def_property_readonly(
+          "params",
+          [](const HistoryEntry &h) -> py::object {
+            if (!h.step)
+              return py::dict();
+            return paramsDict(h.step->params);
+          },
+          "The parameters given to the step.")
+      .def_property_readonly(
+          "hash", [](const HistoryEntry &h) { return ir::hashHex(h.hash); },
+          "The version's structural hash.")
+      .def_readonly("seconds", &HistoryEntry::seconds, "Time the step took.")
+      .def_property_readonly(
+          "exact", [](const HistoryEntry &h) { return h.exactness.exact; },
+          "Whether the step keeps results bit-identical.")
       .def_readonly("current", &HistoryEntry::current,
                     "True for the workspace's current version.")
       .def("__str__",
@@ -180,13 +188,13 @@ void defineVerify(py::module_ &m) {
                     "One OutputCheck per output.")
       .def_readonly("seconds", &workspace::VerifyReport::seconds,
                     "Time the verification took.")
-      .def_property_readonly("tolerance",
-                             [](const workspace::VerifyReport &r) {
-                               return py::make_tuple(r.tolerance.exact,
-                                                     r.tolerance.rtol,
-                                                     r.tolerance.atol);
-                             },
-                             "(exact, rtol, atol) used.")
+      .def_property_readonly(
+          "tolerance",
+          [](const workspace::VerifyReport &r) {
+            return py::make_tuple(r.tolerance.exact, r.tolerance.rtol,
+                                  r.tolerance.atol);
+          },
+          "(exact, rtol, atol) used.")
       .def("__bool__", [](const workspace::VerifyReport &r) { return r.ok; })
       .def("__str__", &workspace::VerifyReport::str)
       .def("__repr__", [](const workspace::VerifyReport &r) {
@@ -207,7 +215,8 @@ workspace::VerifyOptions verifyOptions(std::uint64_t seed,
   if (!inputs.is_none())
     o.inputs = toTensorMap(inputs.cast<py::dict>(), program);
   if (rtol || atol)
-    o.tolerance = transforms::Exactness{false, rtol.value_or(0), atol.value_or(0)};
+    o.tolerance =
+        transforms::Exactness{false, rtol.value_or(0), atol.value_or(0)};
   return o;
 }
 
@@ -282,15 +291,21 @@ void defineWorkspace(py::module_ &m) {
           "step k. Versions after `current` are what redo() reaches.")
       .def_property_readonly(
           "current",
-          [](const Workspace &w) { return locked(w, [&] { return w.current(); }); },
+          [](const Workspace &w) {
+            return locked(w, [&] { return w.current(); });
+          },
           "Index of the current version in `history`.")
       .def_property_readonly(
           "can_undo",
-          [](const Workspace &w) { return locked(w, [&] { return w.canUndo(); }); },
+          [](const Workspace &w) {
+            return locked(w, [&] { return w.canUndo(); });
+          },
           "Whether there is a version before the current one.")
       .def_property_readonly(
           "can_redo",
-          [](const Workspace &w) { return locked(w, [&] { return w.canRedo(); }); },
+          [](const Workspace &w) {
+            return locked(w, [&] { return w.canRedo(); });
+          },
           "Whether there is a version after the current one.")
       .def(
           "candidates",
@@ -351,7 +366,9 @@ void defineWorkspace(py::module_ &m) {
           "Forward one version (weir.Error when there is none).")
       .def(
           "revert",
-          [](Workspace &w, std::size_t index) { locked(w, [&] { w.revert(index); }); },
+          [](Workspace &w, std::size_t index) {
+            locked(w, [&] { w.revert(index); });
+          },
           py::arg("index"),
           "Make history[index] current; later versions stay for redo().")
       .def_property_readonly(
@@ -370,7 +387,8 @@ void defineWorkspace(py::module_ &m) {
       .def(
           "auto",
           [](Workspace &w, const std::string &target) {
-            return locked(w, [&] { return workspace::applyAutoRecipe(w, target); });
+            return locked(
+                w, [&] { return workspace::applyAutoRecipe(w, target); });
           },
           py::arg("target") = "cpu",
           "Applies the auto recipe for `target`; returns the number of steps.")
@@ -380,9 +398,10 @@ void defineWorkspace(py::module_ &m) {
              const ir::Bindings &dims, std::optional<double> rtol,
              std::optional<double> atol, int threads) {
             // Inputs are those of the imported program (verify runs both).
-            auto first = locked(w, [&] { return w.versions().front().program; });
-            auto o = verifyOptions(seed, inputs, dims, rtol, atol, threads,
-                                   *first);
+            auto first =
+                locked(w, [&] { return w.versions().front().program; });
+            auto o =
+                verifyOptions(seed, inputs, dims, rtol, atol, threads, *first);
             py::gil_scoped_release release;
             return w.verify(o);
           },
@@ -409,9 +428,9 @@ void defineWorkspace(py::module_ &m) {
              const std::map<std::string, std::string> &impl) {
             ProgramPtr p = share(locked(w, [&] { return w.programPtr(); }));
             return py::module_::import("weir._weir")
-                .attr("compile")(p, py::arg("target") = target,
-                                 py::arg("threads") = threads,
-                                 py::arg("gemm") = gemm, py::arg("impl") = impl);
+                .attr("compile")(
+                    p, py::arg("target") = target, py::arg("threads") = threads,
+                    py::arg("gemm") = gemm, py::arg("impl") = impl);
           },
           py::kw_only(), py::arg("target") = "cpu", py::arg("threads") = 0,
           py::arg("gemm") = "auto",
@@ -419,7 +438,8 @@ void defineWorkspace(py::module_ &m) {
           "weir.compile() of the current program.")
       .def(
           "save",
-          [](const Workspace &w, const std::filesystem::path &path, bool snapshot) {
+          [](const Workspace &w, const std::filesystem::path &path,
+             bool snapshot) {
             locked(w, [&] { workspace::saveSession(w, path, {snapshot}); });
           },
           py::arg("path"), py::kw_only(), py::arg("snapshot") = false,
@@ -434,18 +454,19 @@ void defineWorkspace(py::module_ &m) {
                   py::gil_scoped_acquire gil;
                   cb.reset();
                 });
-            workspace::Observer observer = [holder](const Workspace &,
-                                                    const workspace::Change &c) {
-              py::gil_scoped_acquire gil;
-              try {
-                (*holder)(kindName(c.kind), c.from, c.to);
-              } catch (py::error_already_set &e) {
-                // The change stands; the callback's error is printed, as
-                // Python does for errors it cannot raise.
-                e.discard_as_unraisable("weir: on_change callback");
-              }
-            };
-            return locked(w, [&] { return w.addObserver(std::move(observer)); });
+            workspace::Observer observer =
+                [holder](const Workspace &, const workspace::Change &c) {
+                  py::gil_scoped_acquire gil;
+                  try {
+                    (*holder)(kindName(c.kind), c.from, c.to);
+                  } catch (py::error_already_set &e) {
+                    // The change stands; the callback's error is printed, as
+                    // Python does for errors it cannot raise.
+                    e.discard_as_unraisable("weir: on_change callback");
+                  }
+                };
+            return locked(w,
+                          [&] { return w.addObserver(std::move(observer)); });
           },
           py::arg("callback"),
           "Calls callback(kind, from_index, to_index) after every change "
@@ -454,9 +475,10 @@ void defineWorkspace(py::module_ &m) {
           "an unraisable exception) and does not undo the change.")
       .def(
           "remove_observer",
-          [](Workspace &w, int id) { locked(w, [&] { w.removeObserver(id); }); },
-          py::arg("id"),
-           "Stops the callback on_change returned `id` for.")
+          [](Workspace &w, int id) {
+            locked(w, [&] { w.removeObserver(id); });
+          },
+          py::arg("id"), "Stops the callback on_change returned `id` for.")
       .def("__repr__", [](const Workspace &w) {
         return "<Workspace " + w.program().name + ": version " +
                std::to_string(w.current()) + " of " +

@@ -6,9 +6,9 @@
 //
 //   build/release/tests/weir_match_bench [NODES]
 
-#include "core/workspace/workspace.h"
 #include "transforms/graph_builder.h"
 #include "transforms/registry.h"
+#include "workspace/workspace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,7 +32,9 @@ ir::Program blocks(int nodes, int states) {
     std::string i = std::to_string(b);
     std::string in = "x" + i, mid = "c" + i, bn = "n" + i, relu = "r" + i,
                 out = "x" + std::to_string(b + 1);
-    g.transient(mid, {1, 8, 8, 8}).transient(bn, {1, 8, 8, 8}).transient(relu, {1, 8, 8, 8});
+    g.transient(mid, {1, 8, 8, 8})
+        .transient(bn, {1, 8, 8, 8})
+        .transient(relu, {1, 8, 8, 8});
     if (b + 1 == count)
       g.output(out, {1, 8, 8, 8});
     else
@@ -42,7 +44,11 @@ ir::Program blocks(int nodes, int states) {
       g.constantF32(s + i, {8}, stat);
     g.op("Conv", "conv" + i, {{"X", in}, {"W", "w" + i}}, {{"Y", mid}});
     g.op("BatchNormalization", "bn" + i,
-         {{"X", mid}, {"scale", "s" + i}, {"B", "t" + i}, {"mean", "m" + i}, {"var", "v" + i}},
+         {{"X", mid},
+          {"scale", "s" + i},
+          {"B", "t" + i},
+          {"mean", "m" + i},
+          {"var", "v" + i}},
          {{"Y", bn}});
     g.op("Relu", "relu" + i, {{"X", bn}}, {{"Y", relu}});
     g.op("Identity", "id" + i, {{"input", relu}}, {{"output", out}});
@@ -75,10 +81,12 @@ void run(int nodes, int states) {
     cold.push_back(std::chrono::duration<double>(t1 - t0).count());
     warm.push_back(std::chrono::duration<double>(t3 - t2).count());
   }
-  std::printf("%5zu nodes in %2d state(s): %6zu matches of %zu transformations; "
-              "all matches cold %.1f ms, after one step %.1f ms (medians of 11)\n",
-              p.nodeCount(), states, matches, weir::transforms::transformations().size(),
-              median(cold) * 1e3, median(warm) * 1e3);
+  std::printf(
+      "%5zu nodes in %2d state(s): %6zu matches of %zu transformations; "
+      "all matches cold %.1f ms, after one step %.1f ms (medians of 11)\n",
+      p.nodeCount(), states, matches,
+      weir::transforms::transformations().size(), median(cold) * 1e3,
+      median(warm) * 1e3);
 }
 
 } // namespace

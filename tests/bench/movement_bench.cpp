@@ -8,14 +8,14 @@
 //
 //   build/default/tests/weir_movement_bench
 
-#include "core/onnx/import.h"
-#include "core/workspace/auto_recipe.h"
-#include "core/workspace/verify.h"
-#include "core/workspace/workspace.h"
 #include "ir/memory.h"
+#include "onnx/import.h"
 #include "transforms/auto_then_reuse.h"
 #include "transforms/program_checks.h"
 #include "transforms/registry.h"
+#include "workspace/auto_recipe.h"
+#include "workspace/verify.h"
+#include "workspace/workspace.h"
 
 #include <gtest/gtest.h>
 

@@ -98,6 +98,18 @@ run_weir(out status run ${bcast}/model.onnx --inputs nosuch=${bcast}/test_data_s
 expect_status(1 "${status}" "run with an unknown input" "${out}")
 run_weir(out status run ${bcast}/model.onnx --rtol abc)
 expect_status(2 "${status}" "run with a bad --rtol" "${out}")
+# A count is a whole number for every command (one option table each).
+foreach(command run conformance)
+  if(command STREQUAL "run")
+    run_weir(out status run ${bcast}/model.onnx --threads 2.5)
+  else()
+    run_weir(out status conformance --threads 2.5)
+  endif()
+  expect_status(2 "${status}" "${command} --threads 2.5" "${out}")
+  if(NOT out MATCHES "^weir: ${command}: --threads takes a whole number >= 0, got '2.5'")
+    message(FATAL_ERROR "${command} --threads 2.5: unexpected message\n${out}")
+  endif()
+endforeach()
 
 # transforms / matches / optimize: the registry as JSON, matches with
 # reasons, the auto recipe verified and saved, the session replayed by run,
@@ -147,4 +159,59 @@ expect_status(0 "${status}" "run --loop-ir" "${out}")
 file(READ ${WORK_DIR}/cnn.loop loop)
 if(NOT loop MATCHES "for i1 in 0:16 \\{  # relu1.map")
   message(FATAL_ERROR "run --loop-ir: unexpected loop IR\n${loop}")
+endif()
+
+# Plugins. The default folders are a convenience: a broken plugin there,
+# or a `weir` package that does not import, is one warning line naming the
+# folder and the reason, and a command that applies no plugin still works.
+# A folder named with --plugins is a request: the same problems there are
+# errors (status 1).
+function(run_weir_env out_var status_var env)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env} ${WEIR} ${ARGN}
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE status)
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${status_var} "${status}" PARENT_SCOPE)
+endfunction()
+
+function(expect_one_warning what output pattern)
+  string(REGEX MATCHALL "weir: warning:[^\n]*" warnings "${output}")
+  list(LENGTH warnings count)
+  if(NOT count EQUAL 1 OR NOT warnings MATCHES "${pattern}")
+    message(FATAL_ERROR "${what}: expected one warning line matching "
+                        "'${pattern}', got\n${output}")
+  endif()
+endfunction()
+
+set(broken_dir ${WORK_DIR}/broken-plugins)
+file(MAKE_DIRECTORY ${broken_dir})
+file(WRITE ${broken_dir}/broken.py "import weir\nraise RuntimeError('deliberately broken')\n")
+run_weir_env(out status "WEIR_PLUGIN_PATH=${broken_dir}" transforms)
+expect_status(0 "${status}" "transforms with a broken default plugin" "${out}")
+expect_one_warning("transforms with a broken default plugin" "${out}"
+                   "${broken_dir}.*deliberately broken")
+if(NOT out MATCHES "fusion +map-fusion")
+  message(FATAL_ERROR "transforms with a broken default plugin: no list\n${out}")
+endif()
+run_weir(out status transforms --no-plugins --plugins ${broken_dir})
+expect_status(1 "${status}" "transforms --plugins with a broken plugin" "${out}")
+if(NOT out MATCHES "^weir: error: cannot load the plugins of ${broken_dir}: .*deliberately broken")
+  message(FATAL_ERROR "--plugins with a broken plugin: unexpected error\n${out}")
+endif()
+run_weir(out status transforms --no-plugins --plugins ${WORK_DIR}/no-such-folder)
+expect_status(1 "${status}" "transforms --plugins with a missing folder" "${out}")
+
+# The package itself does not import (as on a machine where the `weir`
+# target was built without the Python module): PYTHONPATH puts a `weir`
+# package first whose import fails the way a missing extension does.
+set(fake ${WORK_DIR}/fake-package)
+file(MAKE_DIRECTORY ${fake}/weir)
+file(WRITE ${fake}/weir/__init__.py "raise ModuleNotFoundError(\"No module named 'weir._weir'\")\n")
+run_weir_env(out status "PYTHONPATH=${fake}" optimize ${cnn} --recipe auto)
+expect_status(0 "${status}" "optimize without the Python package" "${out}")
+expect_one_warning("optimize without the Python package" "${out}"
+                   "default plugin folders.*No module named 'weir._weir'")
+run_weir_env(out status "PYTHONPATH=${fake}" transforms --plugins ${SOURCE_DIR}/plugins)
+expect_status(1 "${status}" "--plugins without the Python package" "${out}")
+if(NOT out MATCHES "cannot load the plugins of ${SOURCE_DIR}/plugins: .*No module named 'weir._weir'")
+  message(FATAL_ERROR "--plugins without the Python package: unexpected error\n${out}")
 endif()

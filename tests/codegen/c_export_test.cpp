@@ -8,11 +8,11 @@
 #include "codegen/cpu/compile.h"
 #include "codegen/lower/lower.h"
 #include "core/interp/interpreter.h"
-#include "transforms/registry.h"
-#include "core/onnx/import.h"
 #include "ir/error.h"
 #include "ir/mapped_tasklet.h"
-#include "transforms/expansion/expansion.h"
+#include "onnx/import.h"
+#include "transforms/operators/expansion.h"
+#include "transforms/registry.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace weir::codegen {
@@ -544,7 +546,7 @@ bundledModel(const std::string &file,
   onnx_import::ImportResult r = onnx_import::importModel(
       std::string(WEIR_SOURCE_DIR) + "/resources/models/" + file);
   Program p = std::move(r.program);
-  expansion::ExpandAllReport report = expansion::expandAll(p, choice);
+  operators::ExpandAllReport report = operators::expandAll(p, choice);
   EXPECT_TRUE(report.skipped.empty()) << report.skipped.front();
   TensorMap in;
   unsigned seed = 30;
@@ -587,7 +589,8 @@ TEST(CExport, BundledCnnWithGemmEpiloguesMatchesTheInterpreter) {
   auto [p, in] = bundledModel("cnn.onnx", {});
   int fused = 0;
   for (const char *id : {"init-fusion", "epilogue-fusion"}) {
-    const transforms::Transformation &t = *transforms::requireTransformation(id);
+    const transforms::Transformation &t =
+        *transforms::requireTransformation(id);
     for (bool progress = true; progress;) {
       progress = false;
       for (const transforms::Match &m : transforms::findMatches(p, t))
@@ -604,6 +607,41 @@ TEST(CExport, BundledCnnWithGemmEpiloguesMatchesTheInterpreter) {
   // The epilogue: a loop nest over C right after the sgemm call.
   EXPECT_NE(src.find("for (int64_t ei = 0;"), std::string::npos) << src;
   checkAgainstOracles(p, in, {}, Jit::Close);
+}
+
+TEST(CExport, SourceMapCoversEachNodesStatement) {
+  // The CNN with sgemm calls and loop nests: every region opens on its
+  // node's comment and closes on the statement's last line, at the
+  // comment's indentation.
+  auto [p, in] = bundledModel("cnn.onnx", {});
+  ExportedCpp cpp = exportCppWithMap(lower(p));
+  EXPECT_EQ(cpp.text, exportCpp(lower(p)));
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < cpp.text.size();) {
+    std::size_t end = cpp.text.find('\n', at);
+    lines.push_back(cpp.text.substr(at, end - at));
+    at = end + 1;
+  }
+  ASSERT_GT(cpp.regions.size(), 5u);
+  std::set<std::string> labels;
+  for (const SourceRegion &r : cpp.regions) {
+    ASSERT_GE(r.first, 0);
+    ASSERT_LT(r.last, int(lines.size()));
+    ASSERT_LT(r.first, r.last) << r.label;
+    const std::string &open = lines[std::size_t(r.first)];
+    const std::string &close = lines[std::size_t(r.last)];
+    std::size_t indent = open.find_first_not_of(' ');
+    EXPECT_EQ(open.substr(indent), "// node: " + r.label);
+    EXPECT_EQ(close.find_first_not_of(' '), indent) << r.label;
+    EXPECT_TRUE(close.substr(indent) == "}" || close.back() == ';')
+        << r.label << ": " << close;
+    labels.insert(r.label);
+  }
+  EXPECT_TRUE(labels.count("relu1.map")) << "regions name the nodes";
+  EXPECT_TRUE(std::is_sorted(cpp.regions.begin(), cpp.regions.end(),
+                             [](const SourceRegion &a, const SourceRegion &b) {
+                               return a.first < b.first;
+                             }));
 }
 
 } // namespace

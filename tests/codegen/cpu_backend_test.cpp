@@ -5,9 +5,9 @@
 
 #include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
-#include "core/onnx/import.h"
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "onnx/import.h"
+#include "transforms/operators/expansion.h"
 
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ expandedModel(const std::string &name,
   ir::Program p = onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
                                            "/resources/models/" + name)
                       .program;
-  expansion::ExpandAllReport r = expansion::expandAll(p, choice);
+  operators::ExpandAllReport r = operators::expandAll(p, choice);
   EXPECT_TRUE(r.skipped.empty()) << r.skipped.front();
   return p;
 }

@@ -10,7 +10,7 @@
 #include "codegen/lower/first_touch.h"
 #include "core/interp/interpreter.h"
 #include "expansion/single_op.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 
 #include <gtest/gtest.h>
 
@@ -122,7 +122,7 @@ TEST(FirstTouch, UnclearedBlocksStillGiveTheInterpretersResult) {
                           {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}},
                          {{"X", "X", {1, 3, 9, 9}}, {"W", "W", {4, 3, 3, 3}}},
                          {{"Y", "Y", {1, 4, 9, 9}}});
-  ASSERT_TRUE(expansion::expandAll(p, {{"Conv", "im2col"}}).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p, {{"Conv", "im2col"}}).skipped.empty());
   CompileOptions o;
   o.threads = 2;
   Executable exe = compile(p, o);

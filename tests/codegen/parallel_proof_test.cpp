@@ -9,7 +9,7 @@
 #include "codegen/lower/parallel_proof.h"
 #include "core/interp/interpreter.h"
 #include "expansion/single_op.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 
 #include <gtest/gtest.h>
 
@@ -89,7 +89,7 @@ TEST(ParallelProof, Im2colChannelsRunInParallel) {
                           {"pads", std::vector<std::int64_t>{1, 1, 1, 1}}},
                          {{"X", "X", {1, 4, 12, 12}}, {"W", "W", {8, 4, 3, 3}}},
                          {{"Y", "Y", {1, 8, 12, 12}}});
-  ASSERT_TRUE(expansion::expandAll(p, {{"Conv", "im2col"}}).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p, {{"Conv", "im2col"}}).skipped.empty());
   interp::TensorMap in = expansion_testing::randomInputs(p, 3);
   CompileOptions o;
   o.threads = 2;

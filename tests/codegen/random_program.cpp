@@ -9,6 +9,7 @@
 /// value the program is generated for.
 
 #include "codegen/random_program.h"
+#include "ir/float16.h"
 
 #include "core/runtime/tensor.h"
 #include "ir/error.h"
@@ -1483,8 +1484,8 @@ void fill(Rng &rng, runtime::Tensor &t) {
         auto f = static_cast<float>(v);
         std::memcpy(at, &f, 4);
       } else {
-        std::uint16_t h = d == DType::F16 ? runtime::doubleToHalf(v)
-                                          : runtime::doubleToBfloat16(v);
+        std::uint16_t h =
+            d == DType::F16 ? ir::doubleToHalf(v) : ir::doubleToBfloat16(v);
         std::memcpy(at, &h, 2);
       }
       continue;

@@ -60,8 +60,9 @@ void check(const Engine &engine, runtime::ThreadPool &pool, const Case &s,
     }
     // Padding columns of C are never touched.
     for (std::int64_t j = s.n; j < ldc; ++j)
-      ASSERT_TRUE(std::isnan(c[i * ldc + j]) == std::isnan(c0[i * ldc + j]) &&
-                  (std::isnan(c0[i * ldc + j]) || c[i * ldc + j] == c0[i * ldc + j]));
+      ASSERT_TRUE(
+          std::isnan(c[i * ldc + j]) == std::isnan(c0[i * ldc + j]) &&
+          (std::isnan(c0[i * ldc + j]) || c[i * ldc + j] == c0[i * ldc + j]));
   }
 }
 
@@ -74,8 +75,9 @@ void checkAll(const Engine &engine) {
                    Case{257, 5, 513}, Case{3, 3100, 12}, Case{100, 40, 100}})
       for (bool ta : {false, true})
         for (bool tb : {false, true})
-          for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{0.5f, 1.0f},
-                                     std::pair{-2.0f, 0.25f}})
+          for (auto [alpha, beta] :
+               {std::pair{1.0f, 0.0f}, std::pair{0.5f, 1.0f},
+                std::pair{-2.0f, 0.25f}})
             check(engine, pool, s, ta, tb, alpha, beta, seed++);
   }
 }
@@ -97,12 +99,15 @@ TEST(Sgemm, DegenerateSizes) {
   runtime::ThreadPool pool(2);
   std::vector<float> c = {1, 2, 3, 4};
   // k = 0: C = beta·C.
-  sgemm(pool, false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.5f, c.data(), 2);
+  sgemm(pool, false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.5f,
+        c.data(), 2);
   EXPECT_EQ(c, (std::vector<float>{0.5f, 1, 1.5f, 2}));
-  sgemm(pool, false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.0f, c.data(), 2);
+  sgemm(pool, false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.0f,
+        c.data(), 2);
   EXPECT_EQ(c, (std::vector<float>{0, 0, 0, 0}));
   // m = 0 or n = 0: nothing is touched.
-  sgemm(pool, false, false, 0, 2, 3, 1.0f, nullptr, 3, nullptr, 2, 0.0f, nullptr, 2);
+  sgemm(pool, false, false, 0, 2, 3, 1.0f, nullptr, 3, nullptr, 2, 0.0f,
+        nullptr, 2);
 }
 
 } // namespace
@@ -111,7 +116,7 @@ TEST(Sgemm, DegenerateSizes) {
 #include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
 #include "expansion/single_op.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 
 namespace weir::codegen::cpu {
 namespace {
@@ -120,13 +125,15 @@ namespace {
 // bias run on each engine and agree with the interpreter.
 TEST(Sgemm, EnginesRunTheGemmPrimitive) {
   using namespace expansion_testing;
-  ir::Program matmul = single("MatMul", {}, {{"A", "a", {37, 300}}, {"B", "b", {300, 45}}},
-                              {{"Y", "y", {37, 45}}});
-  ir::Program gemm = single("Gemm", {{"transB", std::int64_t(1)}, {"beta", 0.5}},
-                            {{"A", "a", {9, 70}}, {"B", "b", {33, 70}}, {"C", "c", {33}}},
-                            {{"Y", "y", {9, 33}}});
+  ir::Program matmul =
+      single("MatMul", {}, {{"A", "a", {37, 300}}, {"B", "b", {300, 45}}},
+             {{"Y", "y", {37, 45}}});
+  ir::Program gemm =
+      single("Gemm", {{"transB", std::int64_t(1)}, {"beta", 0.5}},
+             {{"A", "a", {9, 70}}, {"B", "b", {33, 70}}, {"C", "c", {33}}},
+             {{"Y", "y", {9, 33}}});
   for (ir::Program p : {matmul, gemm}) {
-    expansion::expandAll(p);
+    operators::expandAll(p);
     interp::TensorMap in;
     unsigned seed = 5;
     for (const std::string &name : p.inputs) {
@@ -146,7 +153,8 @@ TEST(Sgemm, EnginesRunTheGemmPrimitive) {
       interp::TensorMap got = exe.run(in);
       const runtime::Tensor &y = got.at("y"), &w = want.at("y");
       for (std::int64_t i = 0; i < w.elementCount(); ++i)
-        ASSERT_NEAR(y.getAsDouble(i), w.getAsDouble(i), 1e-4) << gemmEngineName(e);
+        ASSERT_NEAR(y.getAsDouble(i), w.getAsDouble(i), 1e-4)
+            << gemmEngineName(e);
     }
   }
   EXPECT_EQ(parseGemmEngine("weir"), GemmEngine::Weir);

@@ -8,7 +8,7 @@
 #include "codegen/cpu/sgemm.h"
 #include "core/interp/interpreter.h"
 #include "expansion/single_op.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 
 #include <gtest/gtest.h>
 
@@ -38,7 +38,7 @@ TEST(WinogradJit, BatchedGemmsInParallelAndTransformsVectorized) {
       Program p = convWithConstantFilters(
           {2, 6, h, 6}, {5, 6, 3, 3}, {2, 5, h, 6},
           {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}, true);
-      ASSERT_TRUE(expansion::expandAll(p, {{"Conv", impl}}).skipped.empty());
+      ASSERT_TRUE(operators::expandAll(p, {{"Conv", impl}}).skipped.empty());
       interp::TensorMap in{{"X", random({2, 6, h, 6}, 3)},
                            {"B", random({5}, 4)}};
       interp::TensorMap want = interp::interpret(p, in);
@@ -59,9 +59,9 @@ TEST(WinogradJit, BatchedGemmsInParallelAndTransformsVectorized) {
         ASSERT_EQ(y.shape(), w.shape());
         for (std::int64_t i = 0; i < w.elementCount(); ++i)
           // The interpreter's gemm sums in double, the JIT's in float; the
-        // larger F(4x4) transforms carry that rounding further.
-        ASSERT_NEAR(y.getAsDouble(i), w.getAsDouble(i),
-                    1e-5 * std::max(1.0, std::fabs(w.getAsDouble(i))))
+          // larger F(4x4) transforms carry that rounding further.
+          ASSERT_NEAR(y.getAsDouble(i), w.getAsDouble(i),
+                      1e-5 * std::max(1.0, std::fabs(w.getAsDouble(i))))
               << impl << " " << gemmEngineName(e) << (odd ? " odd" : " even")
               << " at " << i;
       }
@@ -74,7 +74,7 @@ TEST(WinogradJit, SequentialBatchOfCallsStaysSerial) {
   Program p =
       single("MatMul", {}, {{"A", "A", {12, 4, 8}}, {"B", "B", {12, 8, 5}}},
              {{"Y", "Y", {12, 4, 5}}});
-  ASSERT_TRUE(expansion::expandAll(p).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p).skipped.empty());
   CompileOptions o;
   o.threads = 2;
   o.lower.minParallelIterations = 1;

@@ -4,11 +4,11 @@
 // optional, string and training operators). Every imported program
 // validates without errors and round-trips through JSON exactly.
 
-#include "core/onnx/import.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/json.h"
 #include "ir/validate.h"
+#include "onnx/import.h"
 
 #include "conformance/node_families.h"
 

@@ -6,10 +6,10 @@
 
 #include "conformance/node_families.h"
 #include "core/interp/interpreter.h"
-#include "core/onnx/import.h"
 #include "core/runtime/tensor_pb.h"
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "onnx/import.h"
+#include "transforms/operators/expansion.h"
 
 #include <gtest/gtest.h>
 
@@ -136,7 +136,7 @@ TEST(NodeTests, ExpandedModelsMatchTheirTestData) {
       continue;
     }
     ir::Program &program = imported.program;
-    expansion::ExpandAllReport report = expansion::expandAll(program);
+    operators::ExpandAllReport report = operators::expandAll(program);
     if (!report.skipped.empty()) {
       for (const ir::State &s : program.states)
         for (const ir::Node &n : s.nodes)

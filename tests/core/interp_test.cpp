@@ -4,6 +4,7 @@
 
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
+#include "ir/float16.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -345,16 +346,16 @@ TEST(InterpTest, F16ComputesInFloatAndRoundsOnStore) {
   std::vector<float> values = {0.1f, -2.5f, 1000.3f, 3.0e-5f, 60000.0f};
   std::vector<std::uint16_t> bits;
   for (float v : values)
-    bits.push_back(runtime::floatToHalf(v));
+    bits.push_back(ir::floatToHalf(v));
   const auto n = static_cast<std::int64_t>(bits.size());
   Program p = mapProgram({{"x", DType::F16}}, {"y", DType::F16},
                          "y = x * 3.0 + 0.1", Expr(n), Range(0, n));
   std::vector<std::uint16_t> got = contents<std::uint16_t>(
       interpret(p, {{"X", tensorOf(DType::F16, {n}, bits)}}).at("Y"));
   for (std::size_t i = 0; i < bits.size(); ++i) {
-    float x = runtime::halfToFloat(bits[i]);
+    float x = ir::halfToFloat(bits[i]);
     float want = x * 3.0f + 0.1f;
-    EXPECT_EQ(got[i], runtime::floatToHalf(want)) << "x = " << x;
+    EXPECT_EQ(got[i], ir::floatToHalf(want)) << "x = " << x;
   }
 }
 
@@ -362,15 +363,15 @@ TEST(InterpTest, Bf16ComputesInFloatAndRoundsOnStore) {
   std::vector<float> values = {0.1f, -2.5f, 1000.3f, 3.0e-5f};
   std::vector<std::uint16_t> bits;
   for (float v : values)
-    bits.push_back(runtime::floatToBfloat16(v));
+    bits.push_back(ir::floatToBfloat16(v));
   const auto n = static_cast<std::int64_t>(bits.size());
   Program p = mapProgram({{"x", DType::BF16}}, {"y", DType::BF16},
                          "y = x + x * x", Expr(n), Range(0, n));
   std::vector<std::uint16_t> got = contents<std::uint16_t>(
       interpret(p, {{"X", tensorOf(DType::BF16, {n}, bits)}}).at("Y"));
   for (std::size_t i = 0; i < bits.size(); ++i) {
-    float x = runtime::bfloat16ToFloat(bits[i]);
-    EXPECT_EQ(got[i], runtime::floatToBfloat16(x + x * x)) << "x = " << x;
+    float x = ir::bfloat16ToFloat(bits[i]);
+    EXPECT_EQ(got[i], ir::floatToBfloat16(x + x * x)) << "x = " << x;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "core/runtime/tensor.h"
+#include "ir/float16.h"
 
 #include "ir/error.h"
 
@@ -15,6 +16,7 @@
 
 using namespace weir::runtime;
 using weir::ir::DType;
+using namespace weir::ir;
 
 namespace {
 

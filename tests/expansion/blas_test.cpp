@@ -5,7 +5,7 @@
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -30,9 +30,9 @@ const std::map<std::string, std::string> kPure{
 /// the default placed gemm primitives, and that both agree on random inputs.
 void expectMatchesPure(const Program &p, int wantPrimitives) {
   Program fast = p, pure = p;
-  auto report = expansion::expandAll(fast);
+  auto report = operators::expandAll(fast);
   ASSERT_TRUE(report.skipped.empty()) << report.skipped.front();
-  ASSERT_TRUE(expansion::expandAll(pure, kPure).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(pure, kPure).skipped.empty());
   expectValid(fast);
   EXPECT_EQ(count(fast, NodeKind::Primitive), wantPrimitives);
   EXPECT_EQ(count(fast, NodeKind::Library), 0);
@@ -59,7 +59,7 @@ TEST(BlasExpansion, MatMulBatchFoldsIntoRowsWhenBIsOneMatrix) {
                      {{"Y", "Y", {2, 3, 5}}});
   expectMatchesPure(p, 1);
   Program fast = p;
-  ASSERT_TRUE(expansion::expandAll(fast).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(fast).skipped.empty());
   EXPECT_EQ(count(fast, NodeKind::MapEntry), 0) << "one call, no map";
 }
 
@@ -115,7 +115,7 @@ TEST(BlasExpansion, PointwiseConvMultipliesTheInputDirectly) {
              {{"Y", "Y", {1, 5, 4, 4}}});
   expectMatchesPure(p, 1);
   Program fast = p;
-  ASSERT_TRUE(expansion::expandAll(fast).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(fast).skipped.empty());
   EXPECT_EQ(fast.containers.size(), 3u) << "no column matrix";
 }
 
@@ -124,20 +124,20 @@ TEST(BlasExpansion, FallsBackToPureWhereItDoesNotApply) {
   Program conv = single("Conv", {{"group", std::int64_t(2)}},
                         {{"X", "X", {1, 4, 5, 5}}, {"W", "W", {2, 2, 3, 3}}},
                         {{"Y", "Y", {1, 2, 3, 3}}});
-  ASSERT_TRUE(expansion::expandAll(conv).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(conv).skipped.empty());
   EXPECT_EQ(count(conv, NodeKind::Primitive), 0);
   Program mm =
       single("MatMul", {},
              {{"A", "A", {2, 3}, DType::I32}, {"B", "B", {3, 4}, DType::I32}},
              {{"Y", "Y", {2, 4}, DType::I32}});
-  ASSERT_TRUE(expansion::expandAll(mm).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(mm).skipped.empty());
   EXPECT_EQ(count(mm, NodeKind::Primitive), 0);
   // Asked for explicitly, BLAS says why it does not apply.
   Program again =
       single("MatMul", {},
              {{"A", "A", {2, 3}, DType::I32}, {"B", "B", {3, 4}, DType::I32}},
              {{"Y", "Y", {2, 4}, DType::I32}});
-  auto report = expansion::expandAll(again, {{"MatMul", "blas"}});
+  auto report = operators::expandAll(again, {{"MatMul", "blas"}});
   ASSERT_EQ(report.skipped.size(), 1u);
   EXPECT_NE(report.skipped[0].find("takes f32"), std::string::npos)
       << report.skipped[0];

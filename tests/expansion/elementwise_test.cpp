@@ -5,7 +5,7 @@
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -104,7 +104,7 @@ runtime::Tensor tensor(DType dtype, std::vector<std::int64_t> shape,
 /// library node left, one map, one tasklet whose canonical source is `code`
 /// (one statement a line), and a program that validates.
 void expandAndCheck(Program &p, NodeId id, const std::string &code) {
-  expansion::expandNode(p, id);
+  operators::expandNode(p, id);
   EXPECT_EQ(countErrors(p), 0u);
   EXPECT_TRUE(nodesOfKind(p, NodeKind::Library).empty());
   EXPECT_EQ(nodesOfKind(p, NodeKind::MapEntry).size(), 1u);
@@ -196,7 +196,7 @@ TEST(ElementwiseExpansion, RefusesFloatModWithoutFmod) {
       "Mod", {{"A", "a", DType::F32, {4}}, {"B", "b", DType::F32, {4}}},
       {{"C", "c", DType::F32, {4}}}, {{"fmod", std::int64_t{0}}});
   try {
-    expansion::expandNode(p, id);
+    operators::expandNode(p, id);
     FAIL() << "expected the expansion to refuse";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("fmod=0"), std::string::npos)
@@ -210,7 +210,7 @@ TEST(ElementwiseExpansion, RefusesBitShiftWithoutDirection) {
   auto [p, id] = singleOp(
       "BitShift", {{"X", "a", DType::U8, {2}}, {"Y", "b", DType::U8, {2}}},
       {{"Z", "c", DType::U8, {2}}}, {{"direction", std::string("UP")}});
-  EXPECT_THROW(expansion::expandNode(p, id), Error);
+  EXPECT_THROW(operators::expandNode(p, id), Error);
 }
 
 } // namespace

@@ -4,7 +4,7 @@
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -33,7 +33,7 @@ TEST(LinalgExpansion, BatchedMatMulBroadcastsAndMatchesNaiveLoop) {
   Program p =
       single("MatMul", {}, {{"A", "A", {2, 1, 3, 4}}, {"B", "B", {5, 4, 6}}},
              {{"Y", "Y", {2, 5, 3, 6}}});
-  auto report = expansion::expandAll(p, kPure);
+  auto report = operators::expandAll(p, kPure);
   ASSERT_TRUE(report.skipped.empty()) << report.skipped.front();
   expectValid(p);
   EXPECT_EQ(count(p, NodeKind::MapEntry), 2); // init + accumulate
@@ -60,7 +60,7 @@ TEST(LinalgExpansion, MatMulWithVectorOperands) {
   // [4] x [2, 4, 3] -> [2, 3]
   Program p = single("MatMul", {}, {{"A", "A", {4}}, {"B", "B", {2, 4, 3}}},
                      {{"Y", "Y", {2, 3}}});
-  ASSERT_TRUE(expansion::expandAll(p, kPure).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p, kPure).skipped.empty());
   expectValid(p);
   runtime::Tensor a = random({4}, 3), b = random({2, 4, 3}, 4);
   auto out = interp::interpret(p, {{"A", a}, {"B", b}});
@@ -84,7 +84,7 @@ TEST(LinalgExpansion, GemmWithTransposesAlphaBetaAndRowBias) {
   Program p = single("Gemm", attrs,
                      {{"A", "A", {4, 3}}, {"B", "B", {5, 4}}, {"C", "C", {5}}},
                      {{"Y", "Y", {3, 5}}});
-  ASSERT_TRUE(expansion::expandAll(p, kPure).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p, kPure).skipped.empty());
   expectValid(p);
   runtime::Tensor a = random({4, 3}, 5), b = random({5, 4}, 6),
                   c = random({5}, 7);
@@ -146,7 +146,7 @@ TEST(LinalgExpansion, GroupedStridedDilatedPaddedConvWithBias) {
       "Conv", attrs,
       {{"X", "X", {1, 4, 7, 6}}, {"W", "W", {6, 2, 3, 2}}, {"B", "B", {6}}},
       {{"Y", "Y", {1, 6, 4, 5}}});
-  ASSERT_TRUE(expansion::expandAll(p, kPure).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p, kPure).skipped.empty());
   expectValid(p);
   // pad fill, pad copy, init, accumulate
   EXPECT_EQ(count(p, NodeKind::MapEntry), 4);
@@ -164,7 +164,7 @@ TEST(LinalgExpansion, ConvSameUpperPadsAsymmetrically) {
   Program p = single("Conv", attrs,
                      {{"X", "X", {1, 1, 5, 5}}, {"W", "W", {1, 1, 2, 2}}},
                      {{"Y", "Y", {1, 1, 3, 3}}});
-  ASSERT_TRUE(expansion::expandAll(p, kPure).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p, kPure).skipped.empty());
   expectValid(p);
   runtime::Tensor x = random({1, 1, 5, 5}, 11), w = random({1, 1, 2, 2}, 12);
   auto out = interp::interpret(p, {{"X", x}, {"W", w}});
@@ -176,7 +176,7 @@ TEST(LinalgExpansion, RefusedCasesLeaveTheNodeAndSayWhy) {
   Program conv = single("Conv", {{"group", std::int64_t(4)}},
                         {{"X", "X", {1, 6, 4, 4}}, {"W", "W", {6, 1, 3, 3}}},
                         {{"Y", "Y", {1, 6, 2, 2}}});
-  auto report = expansion::expandAll(conv, kPure);
+  auto report = operators::expandAll(conv, kPure);
   ASSERT_EQ(report.skipped.size(), 1u);
   EXPECT_NE(report.skipped[0].find("group"), std::string::npos);
   EXPECT_EQ(count(conv, NodeKind::Library), 1);
@@ -184,7 +184,7 @@ TEST(LinalgExpansion, RefusedCasesLeaveTheNodeAndSayWhy) {
 
   Program mm = single("MatMul", {}, {{"A", "A", {2, 3}}, {"B", "B", {4, 5}}},
                       {{"Y", "Y", {2, 5}}});
-  report = expansion::expandAll(mm, kPure);
+  report = operators::expandAll(mm, kPure);
   ASSERT_EQ(report.skipped.size(), 1u);
   EXPECT_NE(report.skipped[0].find("inner dimensions"), std::string::npos);
 
@@ -192,7 +192,7 @@ TEST(LinalgExpansion, RefusedCasesLeaveTheNodeAndSayWhy) {
       single("Gemm", {{"alpha", 2.0}},
              {{"A", "A", {2, 3}, DType::I32}, {"B", "B", {3, 4}, DType::I32}},
              {{"Y", "Y", {2, 4}, DType::I32}});
-  report = expansion::expandAll(gemm, kPure);
+  report = operators::expandAll(gemm, kPure);
   ASSERT_EQ(report.skipped.size(), 1u);
   EXPECT_NE(report.skipped[0].find("float"), std::string::npos);
 }

@@ -7,7 +7,7 @@
 
 #include "core/interp/interpreter.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -37,10 +37,10 @@ Program maxPool(std::vector<std::int64_t> x, std::vector<std::int64_t> y,
 /// bits. Returns the window program.
 Program expectSameAsPure(const Program &p, const runtime::Tensor &input) {
   Program fast = p, pure = p;
-  auto report = expansion::expandAll(fast, {{"MaxPool", "window"}});
+  auto report = operators::expandAll(fast, {{"MaxPool", "window"}});
   EXPECT_TRUE(report.skipped.empty()) << report.skipped.front();
   EXPECT_TRUE(
-      expansion::expandAll(pure, {{"MaxPool", "pure"}}).skipped.empty());
+      operators::expandAll(pure, {{"MaxPool", "pure"}}).skipped.empty());
   expectValid(fast);
   EXPECT_EQ(count(fast, NodeKind::MapEntry), 1);
   EXPECT_EQ(wcrEdges(fast), 0);
@@ -111,7 +111,7 @@ TEST(MaxPoolWindow, OneAndThreeSpatialDimensionsAndIntegers) {
 
 TEST(MaxPoolWindow, RefusesWhatItCannotCompute) {
   auto reason = [](Program p) {
-    auto report = expansion::expandAll(p, {{"MaxPool", "window"}});
+    auto report = operators::expandAll(p, {{"MaxPool", "window"}});
     EXPECT_EQ(report.skipped.size(), 1u);
     return report.skipped.empty() ? std::string() : report.skipped[0];
   };
@@ -141,7 +141,7 @@ TEST(MaxPoolWindow, RefusesWhatItCannotCompute) {
 
 TEST(MaxPoolWindow, NeverTheDefault) {
   Program p = maxPool({1, 1, 6, 6}, {1, 1, 3, 3}, kResNet);
-  ASSERT_TRUE(expansion::expandAll(p).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p).skipped.empty());
   EXPECT_GT(wcrEdges(p), 0) << "the pure expansion's Max resolution";
 }
 

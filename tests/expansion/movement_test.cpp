@@ -5,7 +5,7 @@
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -43,7 +43,7 @@ std::vector<double> values(const runtime::Tensor &t) {
 /// `name`.
 runtime::Tensor run(Program &p, const interp::TensorMap &inputs,
                     const std::string &name = "Y") {
-  auto report = expansion::expandAll(p);
+  auto report = operators::expandAll(p);
   EXPECT_TRUE(report.skipped.empty())
       << (report.skipped.empty() ? "" : report.skipped.front());
   expectValid(p);
@@ -51,7 +51,7 @@ runtime::Tensor run(Program &p, const interp::TensorMap &inputs,
 }
 
 std::string refusal(Program p) {
-  auto report = expansion::expandAll(p);
+  auto report = operators::expandAll(p);
   EXPECT_EQ(count(p, NodeKind::Library), 1);
   return report.skipped.empty() ? "" : report.skipped.front();
 }

@@ -6,7 +6,7 @@
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -81,7 +81,7 @@ ir::Program unaryProgram(const std::string &op, const std::string &inConn,
 }
 
 void expandAndValidate(ir::Program &p) {
-  expansion::ExpandAllReport r = expansion::expandAll(p);
+  operators::ExpandAllReport r = operators::expandAll(p);
   ASSERT_TRUE(r.skipped.empty()) << r.skipped.front();
   for (const ir::Diagnostic &d : ir::validate(p))
     EXPECT_NE(d.severity, ir::Severity::Error) << d.message;
@@ -342,7 +342,7 @@ TEST(ReductionExpansion, RefusedAttributesLeaveTheNodeUnexpanded) {
                         {{"Y", "Y"}}, {{"training_mode", std::int64_t(1)}});
   ir::Program before = bn;
   try {
-    expansion::expandNode(bn, id);
+    operators::expandNode(bn, id);
     FAIL() << "training_mode=1 was expanded";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("training_mode"), std::string::npos)
@@ -355,7 +355,7 @@ TEST(ReductionExpansion, RefusedAttributesLeaveTheNodeUnexpanded) {
       unaryProgram("AveragePool", "X", "Y", {1, 1, 4}, {1, 1, 4},
                    {{"kernel_shape", std::vector<std::int64_t>{3}},
                     {"auto_pad", std::string("BOGUS")}});
-  expansion::ExpandAllReport r = expansion::expandAll(pool);
+  operators::ExpandAllReport r = operators::expandAll(pool);
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_NE(r.skipped[0].find("auto_pad"), std::string::npos) << r.skipped[0];
 }

@@ -1,8 +1,8 @@
 // The expansion registry agrees with the importer's operator catalog.
 
-#include "core/onnx/op_catalog.h"
-#include "transforms/expansion/blocked_layout.h"
-#include "transforms/expansion/expansion.h"
+#include "onnx/op_catalog.h"
+#include "transforms/operators/blocked_layout.h"
+#include "transforms/operators/expansion.h"
 
 #include <gtest/gtest.h>
 
@@ -12,12 +12,12 @@
 using namespace weir;
 
 TEST(ExpansionRegistry, EveryExpandableOpIsAKnownOnnxOp) {
-  std::vector<std::string> ops = expansion::expandableOps();
+  std::vector<std::string> ops = operators::expandableOps();
   ASSERT_FALSE(ops.empty());
   // Weir's own operators (domain "weir", made by layout-transform) are the
   // only ones that are not ONNX operators.
   const std::set<std::string_view> weirOwn = {
-      expansion::kToBlocked, expansion::kFromBlocked, expansion::kBlockedConv};
+      operators::kToBlocked, operators::kFromBlocked, operators::kBlockedConv};
   std::size_t onnxOps = 0;
   for (const std::string &op : ops) {
     if (weirOwn.count(op)) {
@@ -26,7 +26,7 @@ TEST(ExpansionRegistry, EveryExpandableOpIsAKnownOnnxOp) {
       EXPECT_TRUE(onnx_import::findOp("", op)) << op;
       ++onnxOps;
     }
-    auto impls = expansion::implementationsOf(op);
+    auto impls = operators::implementationsOf(op);
     ASSERT_FALSE(impls.empty()) << op;
     EXPECT_EQ(impls.front()->op, op);
     EXPECT_FALSE(impls.front()->summary.empty()) << op;
@@ -36,5 +36,5 @@ TEST(ExpansionRegistry, EveryExpandableOpIsAKnownOnnxOp) {
 }
 
 TEST(ExpansionRegistry, UnknownImplementationIsAnError) {
-  EXPECT_TRUE(expansion::implementationsOf("NoSuchOp").empty());
+  EXPECT_TRUE(operators::implementationsOf("NoSuchOp").empty());
 }

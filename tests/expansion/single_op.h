@@ -6,7 +6,7 @@
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -128,11 +128,10 @@ inline void expectNear(const runtime::Tensor &got,
 }
 
 /// A Conv node whose filters W are a constant of random values.
-inline Program
-convWithConstantFilters(const std::vector<std::int64_t> &x,
-                        const std::vector<std::int64_t> &w,
-                        const std::vector<std::int64_t> &y, Attributes attrs,
-                        bool bias) {
+inline Program convWithConstantFilters(const std::vector<std::int64_t> &x,
+                                       const std::vector<std::int64_t> &w,
+                                       const std::vector<std::int64_t> &y,
+                                       Attributes attrs, bool bias) {
   std::vector<Arg> ins{{"X", "X", x}, {"W", "W", w}};
   if (bias)
     ins.push_back({"B", "B", {w[0]}});

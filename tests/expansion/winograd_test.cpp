@@ -6,7 +6,7 @@
 
 #include "core/interp/interpreter.h"
 #include "ir/validate.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "unit/ir_builders.h"
 
 #include <gtest/gtest.h>
@@ -28,9 +28,9 @@ namespace {
 /// random inputs. Returns the Winograd program.
 Program expectMatchesPure(const Program &p, const std::string &impl) {
   Program fast = p, pure = p;
-  auto report = expansion::expandAll(fast, {{"Conv", impl}});
+  auto report = operators::expandAll(fast, {{"Conv", impl}});
   EXPECT_TRUE(report.skipped.empty()) << report.skipped.front();
-  EXPECT_TRUE(expansion::expandAll(pure, {{"Conv", "pure"}}).skipped.empty());
+  EXPECT_TRUE(operators::expandAll(pure, {{"Conv", "pure"}}).skipped.empty());
   expectValid(fast);
   EXPECT_EQ(count(fast, NodeKind::Library), 0);
   EXPECT_EQ(count(fast, NodeKind::Primitive), 1) << "the gemms, one map";
@@ -94,7 +94,7 @@ TEST_P(WinogradVariant, SixtyFourChannels) {
 TEST_P(WinogradVariant, RefusesWhatItCannotCompute) {
   auto reason = [this](const Program &p) {
     Program q = p;
-    auto report = expansion::expandAll(q, {{"Conv", GetParam()}});
+    auto report = operators::expandAll(q, {{"Conv", GetParam()}});
     EXPECT_EQ(report.skipped.size(), 1u);
     return report.skipped.empty() ? std::string() : report.skipped[0];
   };
@@ -130,7 +130,7 @@ INSTANTIATE_TEST_SUITE_P(Conv, WinogradVariant,
 TEST(WinogradExpansion, NeverTheDefault) {
   Program p = convWithConstantFilters({1, 3, 8, 6}, {4, 3, 3, 3}, {1, 4, 8, 6},
                                       kSame, true);
-  ASSERT_TRUE(expansion::expandAll(p).skipped.empty());
+  ASSERT_TRUE(operators::expandAll(p).skipped.empty());
   EXPECT_FALSE(hasContainer(p, "winograd_filters"));
   EXPECT_FALSE(hasContainer(p, "winograd_tiles"));
   EXPECT_TRUE(hasContainer(p, "columns"));

@@ -3,8 +3,8 @@
 // be rejected with a weir::Error whose message names the problem. Under the
 // asan preset this also proves none of them crashes or leaks.
 
-#include "core/onnx/import.h"
 #include "ir/error.h"
+#include "onnx/import.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -10,8 +10,8 @@
 #include "app/studio/graph_panel.h"
 #include "app/studio/main_window.h"
 #include "app/studio/transformations_dock.h"
-#include "core/workspace/workspace.h"
 #include "ir/error.h"
+#include "workspace/workspace.h"
 
 #include <QString>
 #include <QTest>

@@ -10,10 +10,10 @@
 #include "app/studio/main_window.h"
 #include "app/studio/preview_dialog.h"
 #include "app/studio/transformations_dock.h"
-#include "core/workspace/session.h"
 #include "ir/hash.h"
 #include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
+#include "workspace/session.h"
 
 #include <QListWidget>
 #include <QPushButton>

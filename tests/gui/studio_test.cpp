@@ -14,10 +14,10 @@
 #include "app/studio/main_window.h"
 #include "app/studio/properties_dock.h"
 #include "app/studio/transformations_dock.h"
-#include "core/workspace/session.h"
 #include "ir/error.h"
 #include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
+#include "workspace/session.h"
 
 #include <QCheckBox>
 #include <QElapsedTimer>

@@ -9,10 +9,10 @@
 #include "app/studio/main_window.h"
 #include "app/studio/minimap.h"
 #include "app/studio/scope_view.h"
-#include "core/onnx/import.h"
-#include "core/workspace/workspace.h"
+#include "onnx/import.h"
 #include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
+#include "workspace/workspace.h"
 
 #include <QAction>
 #include <QMouseEvent>

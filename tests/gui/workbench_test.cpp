@@ -17,13 +17,13 @@
 #include "app/studio/text_format.h"
 #include "app/studio/theme.h"
 #include "app/studio/transformations_dock.h"
-#include "core/workspace/session.h"
 #include "ir/analysis.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
 #include "transforms/registry.h"
+#include "workspace/session.h"
 
 #include <QAbstractButton>
 #include <QApplication>

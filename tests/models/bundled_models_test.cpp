@@ -1,12 +1,12 @@
 // The bundled sample models import completely, validate cleanly, round-trip
 // through JSON exactly, and report the costs their structure implies.
 
-#include "core/onnx/import.h"
 #include "ir/analysis.h"
 #include "ir/hash.h"
 #include "ir/json.h"
 #include "ir/print.h"
 #include "ir/validate.h"
+#include "onnx/import.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The operator catalog: coverage of the models users bring first, and the
 // FLOP formulas checked by hand.
 
-#include "core/onnx/op_catalog.h"
+#include "onnx/op_catalog.h"
 
 #include <gtest/gtest.h>
 

@@ -201,7 +201,9 @@ def test_user_plugin_applies_with_parameters(plugin_dir):
     assert weir.plugins()["test-relabel"] == str(plugin_dir / "relabel.py")
     info = weir.transformation_info("test-relabel")
     assert info.tier == "movement" and info.summary == "Renames a Relu"
-    assert info.description.startswith("Gives a Relu node another label")
+    # The tier is declared once: the description gets it in front.
+    assert info.description.startswith(
+        "Data movement (tier 3). Gives a Relu node another label")
     assert info.params[0]["name"] == "label"
     assert info.params[0]["default"] == "renamed"
     assert info.roles == ["relu"] and info.exact

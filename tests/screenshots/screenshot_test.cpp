@@ -14,9 +14,9 @@
 #include "app/studio/main_window.h"
 #include "app/studio/overlay.h"
 #include "app/studio/theme.h"
-#include "core/workspace/workspace.h"
 #include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
+#include "workspace/workspace.h"
 
 #include <QApplication>
 #include <QDir>

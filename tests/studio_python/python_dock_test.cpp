@@ -14,10 +14,10 @@
 #include "app/studio/main_window.h"
 #include "app/studio/python_dock.h"
 #include "app/studio/transformations_dock.h"
-#include "core/workspace/workspace.h"
 #include "ir/hash.h"
 #include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
+#include "workspace/workspace.h"
 
 #include <QAction>
 #include <QLineEdit>

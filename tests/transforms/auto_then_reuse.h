@@ -3,10 +3,10 @@
 // the transient memory before and after printed and checked (shared by
 // buffer_reuse_test.cpp and tests/bench/movement_bench.cpp).
 
-#include "core/onnx/import.h"
-#include "core/workspace/auto_recipe.h"
-#include "core/workspace/workspace.h"
 #include "ir/memory.h"
+#include "onnx/import.h"
+#include "workspace/auto_recipe.h"
+#include "workspace/workspace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

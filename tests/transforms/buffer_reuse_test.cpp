@@ -5,16 +5,16 @@
 // transient memory it saves on the bundled models after the auto recipe
 // (tests/bench/movement_bench.cpp measures the bench models).
 
-#include "core/onnx/import.h"
-#include "core/workspace/auto_recipe.h"
-#include "core/workspace/workspace.h"
 #include "ir/memory.h"
+#include "onnx/import.h"
 #include "transforms/auto_then_reuse.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
 #include "transforms/movement/buffer_reuse.h"
 #include "transforms/program_checks.h"
 #include "transforms/registry.h"
+#include "workspace/auto_recipe.h"
+#include "workspace/workspace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -105,7 +105,8 @@ TEST(EpilogueFusion, GemmWithBiasNeedsInitFusionFirst) {
 
   ms = passing(folded, epilogue());
   ASSERT_EQ(ms.size(), 1u);
-  ir::Program fused = transforms::applyChecked(folded, epilogue(), ms[0]).program;
+  ir::Program fused =
+      transforms::applyChecked(folded, epilogue(), ms[0]).program;
   expectValid(fused);
   EXPECT_EQ(countNodes(fused, ir::NodeKind::MapEntry), 0);
   v = workspace::verifyPrograms(before, fused, init().exactness(), {});
@@ -230,8 +231,9 @@ TEST(InitFusion, RefusesAnInitializationReadElsewhere) {
   ir::State &s = p.states[0];
   ir::NodeId array = ms[0].node("array");
   ir::NodeId extra = ir::addAccess(p, s, "t");
-  s.edges.push_back({p.newEdgeId(), array, "", extra, "",
-                     ir::Memlet{"y", ir::Subset::full(p.container("y").shape), {}}});
+  s.edges.push_back(
+      {p.newEdgeId(), array, "", extra, "",
+       ir::Memlet{"y", ir::Subset::full(p.container("y").shape), {}}});
   transforms::CheckResult c = transforms::checkMatch(p, init(), ms[0]);
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.reason, HasSubstr("other writers or readers"));
@@ -248,12 +250,12 @@ TEST(EpilogueFusion, BundledModelsToAFixedPoint) {
     std::int64_t b0 = bytesMoved(before), b1 = bytesMoved(after);
     std::cout << "[ epilogue-fusion ] " << name << ": " << inits
               << " init-fusions, " << epilogues
-              << " epilogue-fusions, bytes moved (N = 1) " << b0 << " -> "
-              << b1 << "\n";
+              << " epilogue-fusions, bytes moved (N = 1) " << b0 << " -> " << b1
+              << "\n";
     EXPECT_GT(inits + epilogues, 0);
     EXPECT_LT(b1, b0);
-    workspace::VerifyReport v =
-        workspace::verifyPrograms(before, after, init().exactness(), {.seed = 9});
+    workspace::VerifyReport v = workspace::verifyPrograms(
+        before, after, init().exactness(), {.seed = 9});
     EXPECT_TRUE(v.ok) << v.str();
   }
 }

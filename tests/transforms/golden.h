@@ -25,8 +25,8 @@ inline std::string goldenPath(const std::string &name) {
 
 inline void expectGolden(const std::string &name, const ir::Program &before,
                          const ir::Program &after) {
-  std::string text = "# before\n" + ir::print(before) + "# after\n" +
-                     ir::print(after);
+  std::string text =
+      "# before\n" + ir::print(before) + "# after\n" + ir::print(after);
   std::string path = goldenPath(name);
   const char *update = std::getenv("WEIR_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {

@@ -45,11 +45,13 @@ public:
     return *this;
   }
   template <typename T>
-  GraphBuilder &constant(const std::string &name, std::vector<std::int64_t> shape,
+  GraphBuilder &constant(const std::string &name,
+                         std::vector<std::int64_t> shape,
                          const std::vector<T> &values, DType dtype) {
     Container c = builders::argument(name, dtype, exprs(shape));
     c.transient = true;
-    auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * sizeof(T));
+    auto bytes =
+        std::make_shared<std::vector<std::byte>>(values.size() * sizeof(T));
     std::memcpy(bytes->data(), values.data(), bytes->size());
     c.constant = bytes;
     p.addContainer(c);
@@ -91,11 +93,14 @@ public:
     NodeId node = builders::addLibrary(p, s, label, data, inConns, outConns);
     for (std::size_t i = 0; i < ins.size(); ++i)
       addEdge(p, s, inNodes[i], "", node, ins[i].first,
-              Memlet{ins[i].second, Subset::full(p.container(ins[i].second).shape), {}});
+              Memlet{ins[i].second,
+                     Subset::full(p.container(ins[i].second).shape),
+                     {}});
     for (const auto &[conn, c] : outs) {
       NodeId a = addAccess(p, s, c);
       last_[c] = a;
-      addEdge(p, s, node, conn, a, "", Memlet{c, Subset::full(p.container(c).shape), {}});
+      addEdge(p, s, node, conn, a, "",
+              Memlet{c, Subset::full(p.container(c).shape), {}});
     }
     return node;
   }

@@ -72,8 +72,9 @@ TEST(InPlace, RefusesALiveInputAMovedElementAndArguments) {
   h.op("Exp", "exp", {{"input", "u"}}, {{"output", "y"}});
   p = expandAll(h.p);
   EXPECT_EQ(toFixedPoint(p, inPlace()), 0);
-  EXPECT_THAT(refusals(p, inPlace()), HasSubstr("an iteration could overwrite what another "
-                                    "still reads"));
+  EXPECT_THAT(refusals(p, inPlace()),
+              HasSubstr("an iteration could overwrite what another "
+                        "still reads"));
 }
 
 TEST(InPlace, BundledModelsToAFixedPoint) {

@@ -49,9 +49,11 @@ int blockAll(ir::Program &p, std::int64_t block) {
   int steps = 0;
   for (bool again = true; again;) {
     again = false;
-    for (const transforms::Match &m : transforms::findMatches(p, layoutTransform()))
+    for (const transforms::Match &m :
+         transforms::findMatches(p, layoutTransform()))
       if (transforms::checkMatch(p, layoutTransform(), m, {{"block", block}})) {
-        p = transforms::applyChecked(p, layoutTransform(), m, {{"block", block}})
+        p = transforms::applyChecked(p, layoutTransform(), m,
+                                     {{"block", block}})
                 .program;
         ++steps;
         again = true;
@@ -165,12 +167,16 @@ TEST(LayoutTransform, Refusals) {
   g.op("Conv", "same", {{"X", "x"}, {"W", "w8"}}, {{"Y", "d"}},
        {{"kernel_shape", I64s{3, 3}}, {"auto_pad", std::string("SAME_UPPER")}});
   std::string why;
-  for (const transforms::Match &m : transforms::findMatches(g.p, layoutTransform()))
+  for (const transforms::Match &m :
+       transforms::findMatches(g.p, layoutTransform()))
     why += transforms::checkMatch(g.p, layoutTransform(), m, {{"block", 2}})
-               .reason + "\n";
+               .reason +
+           "\n";
   EXPECT_THAT(why, HasSubstr("Conv 'grouped': grouped convolutions"));
-  EXPECT_THAT(why, HasSubstr("Conv 'dynamic': the weights 'wx' are not a constant"));
-  EXPECT_THAT(why, HasSubstr("Conv 'same': auto_pad 'SAME_UPPER' is not handled"));
+  EXPECT_THAT(why,
+              HasSubstr("Conv 'dynamic': the weights 'wx' are not a constant"));
+  EXPECT_THAT(why,
+              HasSubstr("Conv 'same': auto_pad 'SAME_UPPER' is not handled"));
   // 6 input channels: block 2 divides them, block 4 does not.
   EXPECT_THAT(refusals(g.p, layoutTransform()),
               HasSubstr("Conv 'odd': block 16 does not divide the 6 input and "
@@ -180,7 +186,7 @@ TEST(LayoutTransform, Refusals) {
 
 TEST(LayoutTransform, BundledCnn) {
   ir::Program before = onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
-                                               "/resources/models/cnn.onnx")
+                                                "/resources/models/cnn.onnx")
                            .program;
   ir::Program after = before;
   int steps = blockAll(after, 4);

@@ -32,8 +32,7 @@ const transforms::Transformation &storage() {
 
 Expr sym(const char *name) { return Expr::symbol(name); }
 
-const ir::Node &node(const ir::Program &p, const Match &m,
-                     const char *role) {
+const ir::Node &node(const ir::Program &p, const Match &m, const char *role) {
   return *transforms::stateNamed(p, m.state).findNode(m.node(role));
 }
 
@@ -134,8 +133,8 @@ TEST(LocalStorage, StencilOutGolden) {
 }
 
 TEST(LocalStorage, DefaultArrayIsTheFirstThatQualifies) {
-  ir::Program t = tiled(matmulMap(37, 53, 29), "mm",
-                        {{"tile", std::int64_t{16}}});
+  ir::Program t =
+      tiled(matmulMap(37, 53, 29), "mm", {{"tile", std::int64_t{16}}});
   ir::Program a = staged(t, "mm", {});
   EXPECT_NE(localOf(a, "A"), nullptr);
   EXPECT_EQ(localOf(a, "B"), nullptr);
@@ -202,14 +201,14 @@ TEST(LocalStorage, SteppedAndSymbolicTiles) {
 }
 
 TEST(LocalStorage, MatmulStagesBothOperandsButNotTheSum) {
-  ir::Program before = tiled(matmulMap(37, 53, 29), "mm",
-                             {{"tile", std::int64_t{16}}});
+  ir::Program before =
+      tiled(matmulMap(37, 53, 29), "mm", {{"tile", std::int64_t{16}}});
   ir::Program after = staged(staged(before, "mm", in("A")), "mm", in("B"));
   expectGolden("local_storage_matmul", before, after);
   EXPECT_EQ(localOf(after, "A")->shape, (std::vector<Expr>{16, 16}));
   expectEquivalent(matmulMap(37, 53, 29), after, storage().exactness(), 5);
   EXPECT_THAT(refusal(before, "mm", out("C")),
-              HasSubstr("'C' is written with WCR sum by 'mm' (%"));
+              HasSubstr("'C' is written with WCR sum by tasklet 'mm' (%"));
   EXPECT_THAT(refusal(before, "mm", out("C")),
               HasSubstr("the buffer would not hold 'C''s old values"));
 }
@@ -250,17 +249,17 @@ TEST(LocalStorage, RefusesArraysTheNestReadsAndWrites) {
   g.input("x", {20, 30}).transient("t", {20, 30}).output("y", {20, 30});
   Maps m(g);
   Expr i = sym("i"), j = sym("j");
-  m.add("fill", {"i", "j"}, {{0, 20}, {0, 30}}, {{"a", "x", {i, j}}},
-        "t = a", {{"t", "t", {i, j}}});
+  m.add("fill", {"i", "j"}, {{0, 20}, {0, 30}}, {{"a", "x", {i, j}}}, "t = a",
+        {{"t", "t", {i, j}}});
   m.add("scale", {"i", "j"}, {{0, 20}, {0, 30}}, {{"a", "t", {i, j}}},
         "t = a * 3.0", {{"t", "t", {i, j}}});
-  m.add("out", {"i", "j"}, {{0, 20}, {0, 30}}, {{"a", "t", {i, j}}},
-        "y = a", {{"y", "y", {i, j}}});
+  m.add("out", {"i", "j"}, {{0, 20}, {0, 30}}, {{"a", "t", {i, j}}}, "y = a",
+        {{"y", "y", {i, j}}});
   ir::Program p = tiled(g.p, "scale", {{"tile", std::int64_t{8}}});
   EXPECT_THAT(refusal(p, "scale", in("t")),
-              HasSubstr("'t' is written inside the nest of 'scale_tiles'"));
+              HasSubstr("'t' is written inside the nest of map 'scale_tiles'"));
   EXPECT_THAT(refusal(p, "scale", out("t")),
-              HasSubstr("'t' is read inside the nest of 'scale_tiles'"));
+              HasSubstr("'t' is read inside the nest of map 'scale_tiles'"));
   EXPECT_THAT(refusal(p, "scale", out("y")),
               HasSubstr("writes no 'y' through the outer map"));
 }

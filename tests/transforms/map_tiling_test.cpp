@@ -41,8 +41,7 @@ Match mapMatch(const ir::Program &p, const std::string &label) {
 ir::Program tiled(const ir::Program &p, const std::string &label,
                   const Params &params) {
   ir::Program out =
-      transforms::applyChecked(p, tiling(), mapMatch(p, label), params)
-          .program;
+      transforms::applyChecked(p, tiling(), mapMatch(p, label), params).program;
   expectValid(out);
   return out;
 }
@@ -181,8 +180,8 @@ TEST(MapTiling, RefusesReorderedWrites) {
   h.input("x", {6, 40}).transient("t", {6, 41}).output("y", {6, 40});
   Maps n(h);
   Expr a = sym("a"), b = sym("b");
-  n.add("fill", {"a", "b"}, {{0, 6}, {0, 40}}, {{"v", "x", {a, b}}},
-        "w = v", {{"w", "t", {a, b + 1}}});
+  n.add("fill", {"a", "b"}, {{0, 6}, {0, 40}}, {{"v", "x", {a, b}}}, "w = v",
+        {{"w", "t", {a, b + 1}}});
   n.add("shift", {"a", "b"}, {{0, 6}, {0, 40}}, {{"v", "t", {a, b + 1}}},
         "w = v * 3.0", {{"w", "t", {a, b}}});
   n.add("out", {"a", "b"}, {{0, 6}, {0, 40}}, {{"v", "t", {a, b}}}, "w = v",

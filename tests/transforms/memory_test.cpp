@@ -1,11 +1,11 @@
 // ir::transientMemory: the bytes lowering allocates (checked against the
 // loop IR's allocate statements), lifetimes in the backend's run order
-// (checked against interp::planState), the live peak, symbolic sizes.
+// (checked against ir::viewState), the live peak, symbolic sizes.
 
 #include "codegen/lower/lower.h"
-#include "core/interp/state_plan.h"
 #include "ir/error.h"
 #include "ir/memory.h"
+#include "ir/state_view.h"
 #include "transforms/graph_builder.h"
 #include "transforms/program_checks.h"
 
@@ -154,7 +154,7 @@ TEST(TransientMemory, RunOrderIsThePlannersOnTheBundledModels) {
     SCOPED_TRACE(name);
     ir::Program p = expandedModel(name);
     for (const ir::State &s : p.states)
-      EXPECT_EQ(ir::topLevel(s).order, interp::planState(s).order.at(0));
+      EXPECT_EQ(ir::topLevel(s).order, ir::viewState(s).order.at(0));
     ir::MemoryReport r = ir::transientMemory(p);
     EXPECT_EQ(loweredAllocation(p), r.allocated);
     EXPECT_LE(r.peak, r.allocated);

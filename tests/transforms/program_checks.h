@@ -5,13 +5,13 @@
 /// and the bundled models after expand-all.
 
 #include "core/interp/interpreter.h"
-#include "core/onnx/import.h"
 #include "core/runtime/random_tensor.h"
-#include "core/workspace/verify.h"
 #include "ir/analysis.h"
 #include "ir/validate.h"
+#include "onnx/import.h"
 #include "transforms/registry.h"
 #include "transforms/transformation.h"
+#include "workspace/verify.h"
 
 #include <gtest/gtest.h>
 

@@ -4,6 +4,7 @@
 
 #include "codegen/cpu/compile.h"
 #include "core/runtime/tensor.h"
+#include "ir/float16.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
 #include "transforms/program_checks.h"
@@ -25,7 +26,7 @@ const transforms::Transformation &reducePrecision() {
 }
 
 float roundedToBf16(float v) {
-  return runtime::bfloat16ToFloat(runtime::floatToBfloat16(v));
+  return ir::bfloat16ToFloat(ir::floatToBfloat16(v));
 }
 
 std::vector<float> floats(const runtime::Tensor &t) {
@@ -136,9 +137,8 @@ TEST(ReducePrecision, BundledModelsWithinTheDeclaredTolerance) {
               << " -> " << bytesMoved(after) << "\n";
     EXPECT_GT(applied, 0);
     EXPECT_LT(bytesMoved(after), bytesMoved(before));
-    workspace::VerifyReport v =
-        workspace::verifyPrograms(before, after, reducePrecision().exactness(),
-                                  {.seed = 5});
+    workspace::VerifyReport v = workspace::verifyPrograms(
+        before, after, reducePrecision().exactness(), {.seed = 5});
     EXPECT_TRUE(v.ok) << v.str();
   }
 }

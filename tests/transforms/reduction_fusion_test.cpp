@@ -4,12 +4,12 @@
 // and equivalence on the interpreter and the CPU JIT, synthetic and on the
 // bundled models.
 
-#include "core/workspace/auto_recipe.h"
-#include "core/workspace/workspace.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
 #include "transforms/program_checks.h"
 #include "transforms/rewrite.h"
+#include "workspace/auto_recipe.h"
+#include "workspace/workspace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

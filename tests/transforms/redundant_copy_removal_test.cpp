@@ -3,12 +3,12 @@
 // on the interpreter and the CPU JIT, and the bundled models after
 // expand-all and after the auto recipe.
 
-#include "core/workspace/auto_recipe.h"
 #include "ir/memory.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
 #include "transforms/program_checks.h"
 #include "transforms/registry.h"
+#include "workspace/auto_recipe.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -203,9 +203,8 @@ TEST(RedundantCopyRemoval, RefusesASourceWrittenAfterTheCopy) {
   ir::NodeId s0 = m.access.at("s");
   // The second write of a gets its own access node, after the slice.
   m.access.erase("a");
-  ir::MappedTaskletIds exp =
-      m.add("exp", {"i", "j"}, r, {{"x", "x", {i, j}}}, "y = exp(x)",
-            {{"y", "a", {i, j}}});
+  ir::MappedTaskletIds exp = m.add("exp", {"i", "j"}, r, {{"x", "x", {i, j}}},
+                                   "y = exp(x)", {{"y", "a", {i, j}}});
   ir::addEdge(g.p, st, s0, "", exp.entry, "", ir::Memlet{});
   ir::MappedTaskletIds relu =
       m.add("relu", {"i", "j"}, {{0, 1}, {0, 3}}, {{"s", "s", {i, j}}},
@@ -240,9 +239,8 @@ TEST(RedundantCopyRemoval, RefusesADestinationReadBeforeTheCopy) {
   m.add("peek", {"i", "j"}, r, {{"y", "y", {i, j}}}, "z = y * 2.0",
         {{"z", "z", {i, j}}});
   m.access.erase("y");
-  ir::MappedTaskletIds copy =
-      m.add("copy", {"i", "j"}, r, {{"x", "a", {i, j}}}, "y = x",
-            {{"y", "y", {i, j}}});
+  ir::MappedTaskletIds copy = m.add("copy", {"i", "j"}, r, {{"x", "a", {i, j}}},
+                                    "y = x", {{"y", "y", {i, j}}});
   ir::addEdge(g.p, st, filled, "", copy.entry, "", ir::Memlet{});
   ir::addEdge(g.p, st, m.access.at("z"), "", copy.entry, "", ir::Memlet{});
   ir::Program p = g.p;
@@ -263,8 +261,8 @@ TEST(RedundantCopyRemoval, BundledModels) {
     SCOPED_TRACE(name);
     ir::Program before = expandedModel(name), after;
     int applied = applyAndCheck(before, after);
-    std::cout << "[ redundant-copy-removal ] " << name << " expanded: "
-              << applied << " copies removed, bytes moved "
+    std::cout << "[ redundant-copy-removal ] " << name
+              << " expanded: " << applied << " copies removed, bytes moved "
               << bytesMoved(before) << " -> " << bytesMoved(after)
               << ", transients " << ir::transientMemory(before).str() << " -> "
               << ir::transientMemory(after).str() << "\n";
@@ -272,15 +270,15 @@ TEST(RedundantCopyRemoval, BundledModels) {
     if (!why.empty())
       std::cout << "  still refused:\n" << why;
 
-    workspace::Workspace ws(onnx_import::importModel(
-                                std::string(WEIR_SOURCE_DIR) +
-                                "/resources/models/" + name)
-                                .program);
+    workspace::Workspace ws(
+        onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
+                                 "/resources/models/" + name)
+            .program);
     workspace::applyAutoRecipe(ws, "cpu");
     ir::Program autoBefore = ws.program(), autoAfter;
     applied = applyAndCheck(autoBefore, autoAfter);
-    std::cout << "[ redundant-copy-removal ] " << name << " after auto: "
-              << applied << " copies removed, bytes moved "
+    std::cout << "[ redundant-copy-removal ] " << name
+              << " after auto: " << applied << " copies removed, bytes moved "
               << bytesMoved(autoBefore) << " -> " << bytesMoved(autoAfter)
               << ", transients " << ir::transientMemory(autoBefore).str()
               << " -> " << ir::transientMemory(autoAfter).str() << "\n";

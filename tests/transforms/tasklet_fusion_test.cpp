@@ -5,17 +5,17 @@
 // synthetic and on the bundled models.
 
 #include "core/interp/interpreter.h"
-#include "core/onnx/import.h"
 #include "core/runtime/random_tensor.h"
-#include "core/workspace/verify.h"
 #include "ir/analysis.h"
 #include "ir/mapped_tasklet.h"
 #include "ir/validate.h"
+#include "onnx/import.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
 #include "transforms/program_checks.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "workspace/verify.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -74,7 +74,6 @@ std::string reason(const ir::Program &p, const Match &m,
   EXPECT_FALSE(c.ok);
   return c.reason;
 }
-
 
 /// Applies `ms` in the given order, each to the program the previous one
 /// produced, as a script holding a precomputed list does; with `forward`,

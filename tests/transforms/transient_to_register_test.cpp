@@ -3,15 +3,15 @@
 // lowering's per-iteration allocation, the analysis and memory report, and
 // the bundled models after expand-all and after the auto recipe.
 
-#include "codegen/lower/lower.h"
 #include "codegen/lower/loop_ir.h"
-#include "core/workspace/auto_recipe.h"
+#include "codegen/lower/lower.h"
 #include "ir/memory.h"
 #include "transforms/golden.h"
 #include "transforms/graph_builder.h"
 #include "transforms/program_checks.h"
 #include "transforms/registry.h"
 #include "unit/ir_builders.h"
+#include "workspace/auto_recipe.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -81,10 +81,12 @@ ir::Program rowProgram(RowOptions o = {}) {
   addEdge(p, s, x, "", outer, "IN_X", m("X", {{0, rows}, {0, o.cols}}));
   addEdge(p, s, outer, "OUT_X", sq, "IN_X",
           m("X", {Range::point(i), {0, o.cols}}));
-  addEdge(p, s, sq, "OUT_X", t1, "x", m("X", {Range::point(i), Range::point(j)}));
+  addEdge(p, s, sq, "OUT_X", t1, "x",
+          m("X", {Range::point(i), Range::point(j)}));
   addEdge(p, s, t1, "s", sqExit, "IN_tmp",
           m("tmp", {Range::point(i), Range::point(j)}));
-  addEdge(p, s, sqExit, "OUT_tmp", t, "", m("tmp", {Range::point(i), {0, o.cols}}));
+  addEdge(p, s, sqExit, "OUT_tmp", t, "",
+          m("tmp", {Range::point(i), {0, o.cols}}));
   addEdge(p, s, t, "", inc, "IN_tmp",
           m("tmp", {Range::point(i), {0, o.readCols}}));
   addEdge(p, s, inc, "OUT_tmp", t2, "t",
@@ -93,7 +95,8 @@ ir::Program rowProgram(RowOptions o = {}) {
           m("Y", {Range::point(i), Range::point(k)}));
   addEdge(p, s, incExit, "OUT_Y", outerExit, "IN_Y",
           m("Y", {Range::point(i), {0, o.readCols}}));
-  addEdge(p, s, outerExit, "OUT_Y", y, "", m("Y", {{0, rows}, {0, o.readCols}}));
+  addEdge(p, s, outerExit, "OUT_Y", y, "",
+          m("Y", {{0, rows}, {0, o.readCols}}));
   return p;
 }
 
@@ -204,10 +207,10 @@ TEST(TransientToRegister, BundledModels) {
   for (const char *name : {"cnn.onnx", "mlp.onnx", "transformer.onnx"}) {
     SCOPED_TRACE(name);
     ir::Program expanded = expandedModel(name);
-    workspace::Workspace ws(onnx_import::importModel(
-                                std::string(WEIR_SOURCE_DIR) +
-                                "/resources/models/" + name)
-                                .program);
+    workspace::Workspace ws(
+        onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
+                                 "/resources/models/" + name)
+            .program);
     workspace::applyAutoRecipe(ws, "cpu");
     for (const auto &[when, before] :
          {std::pair<std::string, ir::Program>{"expanded", expanded},

@@ -111,7 +111,8 @@ TEST(ViewElimination, RefusesAMatrixWithoutAUnitStride) {
   g.op("MatMul", "mm", {{"A", "t"}, {"B", "b"}}, {{"Y", "y"}});
   ir::Program p = expandAll(g.p);
   EXPECT_EQ(toFixedPoint(p, elimination()), 0);
-  EXPECT_THAT(refusals(p, elimination()), HasSubstr("a gemm needs one of them to be 1"));
+  EXPECT_THAT(refusals(p, elimination()),
+              HasSubstr("a gemm needs one of them to be 1"));
 }
 
 TEST(ViewElimination, RefusesArgumentsAndComputingMaps) {

@@ -145,14 +145,14 @@ TEST(Validate, DiagnosticsAreDeterministic) {
 TEST(Validate, DanglingInputConnector) {
   Program p = elementwiseAdd(10);
   removeEdge(p, Ids::bInner);
-  expectError(p, "input connector 'b' of tasklet 'add' (id 5) has no incoming",
+  expectError(p, "input connector 'b' of tasklet 'add' (%5) has no incoming",
               {Ids::tasklet});
 }
 
 TEST(Validate, DoublyFedInputConnector) {
   Program p = elementwiseAdd(10);
   edge(p, Ids::bInner).dstConn = "a";
-  expectError(p, "input connector 'a' of tasklet 'add' (id 5) has 2 incoming",
+  expectError(p, "input connector 'a' of tasklet 'add' (%5) has 2 incoming",
               {Ids::tasklet});
 }
 
@@ -160,7 +160,7 @@ TEST(Validate, DanglingOutputConnector) {
   Program p = elementwiseAdd(10);
   node(p, Ids::entry).outputs.push_back({"OUT_X", DType::F32});
   expectError(p,
-              "output connector 'OUT_X' of map-entry 'add' (id 3) has no "
+              "output connector 'OUT_X' of map-entry 'add' (%3) has no "
               "outgoing edge",
               {Ids::entry});
 }
@@ -180,7 +180,7 @@ TEST(Validate, DuplicateConnectorDeclaration) {
   Program p = elementwiseAdd(10);
   node(p, Ids::exit).inputs.push_back({"IN_C", DType::F32});
   expectError(p,
-              "input connector 'IN_C' of map-exit 'add' (id 4) is declared "
+              "input connector 'IN_C' of map-exit 'add' (%4) is declared "
               "twice",
               {Ids::exit});
 }
@@ -189,7 +189,7 @@ TEST(Validate, ConnectorOnAccessNode) {
   Program p = elementwiseAdd(10);
   edge(p, Ids::aIn).srcConn = "x";
   expectError(p,
-              "edge 1 uses connector 'x' on access 'A' (id 1), which has "
+              "edge 1 uses connector 'x' on access 'A' (%1), which has "
               "none",
               {Ids::a}, {Ids::aIn});
 }
@@ -271,27 +271,27 @@ TEST(Validate, DtypeMismatch) {
   EXPECT_EQ(ds.size(), 1u) << dump(ds);
   expectError(p,
               "dtype mismatch on edge 3: container 'A' is f32 but connector "
-              "'a' of tasklet 'add' (id 5) is i64",
+              "'a' of tasklet 'add' (%5) is i64",
               {Ids::tasklet}, {Ids::aInner});
 }
 
 TEST(Validate, TaskletTypeError) {
   Program p = elementwiseAdd(10);
   setTaskletCode(node(p, Ids::tasklet), "c = a && b");
-  expectError(p, "tasklet 'add' (id 5): statement 1: '&&' needs bool operands",
+  expectError(p, "tasklet 'add' (%5): statement 1: '&&' needs bool operands",
               {Ids::tasklet});
 }
 
 TEST(Validate, TaskletWithoutCode) {
   Program p = elementwiseAdd(10);
   node(p, Ids::tasklet).payload = TaskletData{"c = a + b", nullptr};
-  expectError(p, "tasklet 'add' (id 5) has no parsed code", {Ids::tasklet});
+  expectError(p, "tasklet 'add' (%5) has no parsed code", {Ids::tasklet});
 }
 
 TEST(Validate, PayloadOfAnotherKind) {
   Program p = elementwiseAdd(10);
   node(p, Ids::tasklet).payload = AccessData{"A"};
-  expectError(p, "tasklet 'add' (id 5) carries the data of another node kind",
+  expectError(p, "tasklet 'add' (%5) carries the data of another node kind",
               {Ids::tasklet});
 }
 
@@ -300,12 +300,12 @@ TEST(Validate, MapEntryWithoutPartner) {
   p.setNextIds(100, p.nextEdgeId());
   node(p, Ids::entry).map().partner = 99;
   expectError(p,
-              "map-entry 'add' (id 3) is not paired with a map-exit that "
+              "map-entry 'add' (%3) is not paired with a map-exit that "
               "points back to it",
               {Ids::entry});
   // The exit still names the entry, which no longer names it back.
   expectError(p,
-              "map-exit 'add' (id 4) is not paired with a map-entry that "
+              "map-exit 'add' (%4) is not paired with a map-entry that "
               "points back to it",
               {Ids::exit});
 }
@@ -313,13 +313,13 @@ TEST(Validate, MapEntryWithoutPartner) {
 TEST(Validate, MapEntryPartnerPointsElsewhere) {
   Program p = elementwiseAdd(10);
   node(p, Ids::entry).map().partner = Ids::tasklet;
-  expectError(p, "map-entry 'add' (id 3) is not paired", {Ids::entry});
+  expectError(p, "map-entry 'add' (%3) is not paired", {Ids::entry});
 }
 
 TEST(Validate, MapPartnersDisagree) {
   Program p = elementwiseAdd(10);
   node(p, Ids::exit).map().params = {"k"};
-  expectError(p, "map-entry 'add' (id 3) and its partner disagree",
+  expectError(p, "map-entry 'add' (%3) and its partner disagree",
               {Ids::entry, Ids::exit});
 }
 
@@ -327,7 +327,7 @@ TEST(Validate, MapParamsRangesCountMismatch) {
   Program p = elementwiseAdd(10);
   for (NodeId id : {Ids::entry, Ids::exit})
     node(p, id).map().params.push_back("j");
-  expectError(p, "map-entry 'add' (id 3) has 2 parameters but 1 ranges",
+  expectError(p, "map-entry 'add' (%3) has 2 parameters but 1 ranges",
               {Ids::entry});
 }
 
@@ -335,14 +335,14 @@ TEST(Validate, NonPositiveStep) {
   Program p = elementwiseAdd(10);
   for (NodeId id : {Ids::entry, Ids::exit})
     node(p, id).map().ranges[0].step = Expr(0);
-  expectError(p, "map-entry 'add' (id 3) has a non-positive step in range 0:10",
+  expectError(p, "map-entry 'add' (%3) has a non-positive step in range 0:10",
               {Ids::entry});
 }
 
 TEST(Validate, UnknownContainerOnAccessNode) {
   Program p = elementwiseAdd(10);
   node(p, Ids::a).payload = AccessData{"Z"};
-  expectError(p, "access 'A' (id 1) names unknown container 'Z'", {Ids::a});
+  expectError(p, "access 'A' (%1) names unknown container 'Z'", {Ids::a});
   // The memlet on its edge now names a container neither end accesses.
   expectError(p, "edge 1 names container 'A' but neither end accesses it",
               {Ids::a, Ids::entry}, {Ids::aIn});
@@ -474,7 +474,7 @@ TEST(Validate, UnknownLibraryOpIsAWarning) {
   std::vector<Diagnostic> ds = validate(p);
   EXPECT_FALSE(hasErrors(ds)) << dump(ds);
   expectDiagnostic(p,
-                   "library 'relu0' (id 2): operator 'com.example.FancyOp' is "
+                   "library 'relu0' (%2): operator 'com.example.FancyOp' is "
                    "not supported by Weir",
                    Severity::Warning, {ReluIds::relu});
 }
@@ -486,7 +486,7 @@ TEST(Validate, SubgraphDiagnosticsNameTheLibraryNode) {
   node(p, ReluIds::relu).library().attributes["body"] =
       std::make_shared<const Program>(body);
   expectError(p,
-              "library 'relu0' (id 2), subgraph 'body': input 'Q' names no "
+              "library 'relu0' (%2), subgraph 'body': input 'Q' names no "
               "container",
               {ReluIds::relu});
 }

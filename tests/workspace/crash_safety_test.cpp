@@ -5,11 +5,11 @@
 // Temporaries a killed write leaves beside it are allowed; they are counted
 // and removed.
 
-#include "core/workspace/session.h"
-#include "core/workspace/workspace.h"
 #include "ir/atomic_file.h"
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "workspace/session.h"
+#include "workspace/workspace.h"
 
 #include <gtest/gtest.h>
 

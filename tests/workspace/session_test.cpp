@@ -3,13 +3,13 @@
 // hash, a model path relative to the session's folder, a changed or missing
 // model, snapshots, malformed files, and saves that replace a file whole.
 
-#include "core/workspace/recipe.h"
-#include "core/workspace/session.h"
-#include "core/workspace/sha256.h"
-#include "core/workspace/workspace.h"
 #include "ir/atomic_file.h"
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "workspace/recipe.h"
+#include "workspace/session.h"
+#include "workspace/sha256.h"
+#include "workspace/workspace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,10 +33,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using transforms::Match;
-using transforms::Params;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using transforms::Match;
+using transforms::Params;
 
 std::string bundledModel(const std::string &name) {
   return std::string(WEIR_SOURCE_DIR) + "/resources/models/" + name;
@@ -111,12 +111,14 @@ TEST(Sha256, FipsTestVectors) {
   EXPECT_EQ(sha256Hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   // 448 bits: the padding spills into a second block.
-  EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(
+      sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   // 896 bits.
-  EXPECT_EQ(sha256Hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
-                      "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"),
-            "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  EXPECT_EQ(
+      sha256Hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
+                "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"),
+      "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
   EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
@@ -145,7 +147,8 @@ TEST(Sha256, OddSizedChunksGiveTheSameDigest) {
   const std::string want =
       "b57b64b198d5d59ce5a22a9b9f25e72a7d081476d432051aa923f3dbebb90934";
   EXPECT_EQ(sha256Hex(data), want);
-  for (std::size_t chunk : {1u, 3u, 7u, 55u, 63u, 64u, 65u, 127u, 1000u, 4097u}) {
+  for (std::size_t chunk :
+       {1u, 3u, 7u, 55u, 63u, 64u, 65u, 127u, 1000u, 4097u}) {
     Sha256 s;
     for (std::size_t at = 0; at < data.size(); at += chunk)
       s.update(data.data() + at, std::min(chunk, data.size() - at));
@@ -155,7 +158,8 @@ TEST(Sha256, OddSizedChunksGiveTheSameDigest) {
   Sha256 s;
   std::size_t at = 0, k = 0;
   while (at < data.size()) {
-    std::size_t n = std::min<std::size_t>((k * 37 + 11) % 150, data.size() - at);
+    std::size_t n =
+        std::min<std::size_t>((k * 37 + 11) % 150, data.size() - at);
     s.update(data.data() + at, n);
     at += n;
     ++k;
@@ -205,17 +209,16 @@ Recipe sampleRecipe() {
                          Match{"main", {{"conv", 12}, {"mid", 13}, {"bn", 14}}},
                          {},
                          {{"conv", "Conv_3"}, {"bn", "BatchNormalization_4"}}});
-  r.steps.push_back(
-      Step{"fold-constants",
-           Match{"main", {{"node", 7}}},
-           Params{{"enabled", true},
-                  {"disabled", false},
-                  {"max_bytes", std::int64_t(4096)},
-                  {"offset", std::int64_t(-3)},
-                  {"ratio", 0.25},
-                  {"whole", 2.0},
-                  {"impl", std::string("blas \"fast\"")}},
-           {{"node", "Add_7"}}});
+  r.steps.push_back(Step{"fold-constants",
+                         Match{"main", {{"node", 7}}},
+                         Params{{"enabled", true},
+                                {"disabled", false},
+                                {"max_bytes", std::int64_t(4096)},
+                                {"offset", std::int64_t(-3)},
+                                {"ratio", 0.25},
+                                {"whole", 2.0},
+                                {"impl", std::string("blas \"fast\"")}},
+                         {{"node", "Add_7"}}});
   return r;
 }
 
@@ -250,7 +253,8 @@ TEST(Recipe, JsonRoundTrip) {
   EXPECT_EQ(back.dump(), r.dump());
   // An empty recipe.
   EXPECT_TRUE(Recipe::parse(Recipe{}.dump(), "empty").steps.empty());
-  EXPECT_EQ(r.steps[1].str(), "fold-batchnorm at main: conv=%12 mid=%13 bn=%14");
+  EXPECT_EQ(r.steps[1].str(),
+            "fold-batchnorm at main: conv=%12 mid=%13 bn=%14");
 }
 
 TEST(Recipe, SaveAndLoadFile) {
@@ -274,7 +278,8 @@ TEST(Recipe, SaveAndLoadFile) {
   msg = errorOf([&] { Recipe::load(dir / "broken.json"); });
   EXPECT_THAT(msg, HasSubstr("broken.json"));
   EXPECT_THAT(msg, HasSubstr("not valid JSON"));
-  writeBytes(dir / "wrong.json", R"({"format": "weir-recipe", "version": 2, "steps": []})");
+  writeBytes(dir / "wrong.json",
+             R"({"format": "weir-recipe", "version": 2, "steps": []})");
   msg = errorOf([&] { Recipe::load(dir / "wrong.json"); });
   EXPECT_THAT(msg, HasSubstr("wrong.json"));
   EXPECT_THAT(msg, HasSubstr("version must be 1"));
@@ -284,37 +289,45 @@ TEST(Recipe, ErrorsNameTheProblem) {
   auto fromText = [](const std::string &text) {
     return errorOf([&] { Recipe::fromJson(json::parse(text)); });
   };
-  EXPECT_THAT(fromText(R"({"format": "weir-session", "version": 1, "steps": []})"),
-              HasSubstr("not a Weir recipe"));
+  EXPECT_THAT(
+      fromText(R"({"format": "weir-session", "version": 1, "steps": []})"),
+      HasSubstr("not a Weir recipe"));
   EXPECT_THAT(fromText(R"({"version": 1, "steps": []})"),
               HasSubstr("not a Weir recipe"));
   EXPECT_THAT(fromText(R"([1, 2])"), HasSubstr("not a Weir recipe"));
-  EXPECT_THAT(fromText(R"({"format": "weir-recipe", "version": 2, "steps": []})"),
-              HasSubstr("version must be 1"));
-  EXPECT_THAT(fromText(R"({"format": "weir-recipe", "version": "1", "steps": []})"),
-              HasSubstr("version must be 1"));
+  EXPECT_THAT(
+      fromText(R"({"format": "weir-recipe", "version": 2, "steps": []})"),
+      HasSubstr("version must be 1"));
+  EXPECT_THAT(
+      fromText(R"({"format": "weir-recipe", "version": "1", "steps": []})"),
+      HasSubstr("version must be 1"));
   EXPECT_THAT(fromText(R"({"format": "weir-recipe", "steps": []})"),
               HasSubstr("version must be 1"));
   EXPECT_THAT(fromText(R"({"format": "weir-recipe", "version": 1})"),
               HasSubstr("no \"steps\" array"));
-  EXPECT_THAT(fromText(R"({"format": "weir-recipe", "version": 1, "steps": {}})"),
-              HasSubstr("no \"steps\" array"));
+  EXPECT_THAT(
+      fromText(R"({"format": "weir-recipe", "version": 1, "steps": {}})"),
+      HasSubstr("no \"steps\" array"));
 
-  const std::string head = R"({"format": "weir-recipe", "version": 1, "steps": [)"
-                           R"({"transformation": "expand-all"}, )";
+  const std::string head =
+      R"({"format": "weir-recipe", "version": 1, "steps": [)"
+      R"({"transformation": "expand-all"}, )";
   auto step2 = [&](const std::string &step) {
     std::string msg = fromText(head + step + "]}");
     EXPECT_THAT(msg, HasSubstr("recipe step 2")) << step;
     return msg;
   };
-  EXPECT_THAT(step2(R"({"params": {}})"), HasSubstr("needs a \"transformation\" id"));
+  EXPECT_THAT(step2(R"({"params": {}})"),
+              HasSubstr("needs a \"transformation\" id"));
   EXPECT_THAT(step2(R"({"transformation": 3})"),
               HasSubstr("needs a \"transformation\" id"));
-  EXPECT_THAT(step2(R"("expand-all")"), HasSubstr("needs a \"transformation\" id"));
+  EXPECT_THAT(step2(R"("expand-all")"),
+              HasSubstr("needs a \"transformation\" id"));
   EXPECT_THAT(step2(R"({"transformation": "expand", "match": {"roles": []}})"),
               HasSubstr("\"match\" needs \"state\" and \"roles\""));
-  EXPECT_THAT(step2(R"({"transformation": "expand", "match": {"state": "main"}})"),
-              HasSubstr("\"match\" needs \"state\" and \"roles\""));
+  EXPECT_THAT(
+      step2(R"({"transformation": "expand", "match": {"state": "main"}})"),
+      HasSubstr("\"match\" needs \"state\" and \"roles\""));
   for (const char *roles :
        {R"([["node"]])", R"([["node", -1]])", R"([["node", "7"]])",
         R"([[7, 7]])", R"([{"node": 7}])", R"([["node", 1.5]])",
@@ -333,15 +346,18 @@ TEST(Recipe, ErrorsNameTheProblem) {
               HasSubstr("\"params\" must be an object"));
   EXPECT_THAT(step2(R"({"transformation": "expand", "params": {"k": [1]}})"),
               HasSubstr("parameter 'k' must be a bool, number or string"));
-  EXPECT_THAT(step2(R"({"transformation": "expand", "params": {"k": {"a": 1}}})"),
-              HasSubstr("parameter 'k' must be a bool, number or string"));
+  EXPECT_THAT(
+      step2(R"({"transformation": "expand", "params": {"k": {"a": 1}}})"),
+      HasSubstr("parameter 'k' must be a bool, number or string"));
   EXPECT_THAT(step2(R"({"transformation": "expand", "params": {"k": null}})"),
               HasSubstr("parameter 'k' must be a bool, number or string"));
   // "params": null is no parameters.
-  EXPECT_TRUE(Recipe::fromJson(json::parse(
-                                   head + R"({"transformation": "expand-all", "params": null}]})"))
-                  .steps[1]
-                  .params.empty());
+  EXPECT_TRUE(
+      Recipe::fromJson(
+          json::parse(head +
+                      R"({"transformation": "expand-all", "params": null}]})"))
+          .steps[1]
+          .params.empty());
 
   // parse() names what it read.
   std::string msg = errorOf([] { Recipe::parse("{not json", "my.recipe"); });
@@ -355,16 +371,19 @@ TEST(Recipe, ErrorsNameTheProblem) {
   });
   EXPECT_THAT(msg, HasSubstr("old.recipe: recipe version must be 1"));
   msg = errorOf([&] {
-    Recipe::parse(head + R"({"transformation": "x", "params": 5}]})", "p.recipe");
+    Recipe::parse(head + R"({"transformation": "x", "params": 5}]})",
+                  "p.recipe");
   });
-  EXPECT_THAT(msg, HasSubstr("p.recipe: recipe step 2: \"params\" must be an object"));
+  EXPECT_THAT(
+      msg, HasSubstr("p.recipe: recipe step 2: \"params\" must be an object"));
 }
 
 TEST(Recipe, AsPython) {
   Recipe r = sampleRecipe();
   std::string py = r.asPython("models/cnn.onnx");
   EXPECT_THAT(py, HasSubstr("import weir\n"));
-  EXPECT_THAT(py, HasSubstr("ws = weir.Workspace(weir.load(\"models/cnn.onnx\"))\n"));
+  EXPECT_THAT(
+      py, HasSubstr("ws = weir.Workspace(weir.load(\"models/cnn.onnx\"))\n"));
   std::vector<std::string> applies;
   std::istringstream lines(py);
   for (std::string line; std::getline(lines, line);)
@@ -477,7 +496,8 @@ TEST(Session, RelativeModelPathMovesWithTheFolder) {
   auto top = openModel(root / "top.onnx");
   saveSession(*top, moved / "top.weir");
   std::string topPath =
-      json::parse(readBytes(moved / "top.weir"))["model"]["path"].get<std::string>();
+      json::parse(readBytes(moved / "top.weir"))["model"]["path"]
+          .get<std::string>();
   EXPECT_TRUE(fs::path(topPath).is_absolute()) << topPath;
   EXPECT_EQ(openSession(moved / "top.weir")->hash(), top->hash());
 }
@@ -653,7 +673,8 @@ TEST(Session, MalformedFilesAreRejectedAndLeftAlone) {
   EXPECT_THAT(openDoc(doc), HasSubstr("not a Weir recipe"));
   doc = good;
   doc["recipe"]["steps"][1].erase("transformation");
-  EXPECT_THAT(openDoc(doc), HasSubstr("recipe step 2: needs a \"transformation\" id"));
+  EXPECT_THAT(openDoc(doc),
+              HasSubstr("recipe step 2: needs a \"transformation\" id"));
 
   doc = good;
   doc["recipe"]["steps"][2]["transformation"] = "no-such-transformation";
@@ -724,7 +745,8 @@ TEST(Session, SavingReplacesTheFileWhole) {
   EXPECT_EQ(readBytes(file), first);
   EXPECT_EQ(openSession(file)->hash(), big->hash());
   // No temporaries are left beside it.
-  EXPECT_EQ(listing(dir.path()), (std::vector<std::string>{"cnn.onnx", "s.weir"}));
+  EXPECT_EQ(listing(dir.path()),
+            (std::vector<std::string>{"cnn.onnx", "s.weir"}));
 
   // A failed save (the folder is gone) leaves nothing and throws.
   fs::path gone = dir / "no-such-folder" / "s.weir";
@@ -746,14 +768,17 @@ namespace {
 // JSON library exception, a silently wrong value or an invalid script.
 TEST(Session, HostileFieldsGiveClearErrors) {
   EXPECT_THAT(errorOf([] {
-                Recipe::parse(R"({"format":5,"version":1,"steps":[]})", "r.json");
-              }),
-              HasSubstr("not a Weir recipe"));
-  EXPECT_THAT(errorOf([] {
-                Recipe::parse(R"({"format":"weir-recipe","version":4294967297,"steps":[]})",
+                Recipe::parse(R"({"format":5,"version":1,"steps":[]})",
                               "r.json");
               }),
-              HasSubstr("version must be 1"));
+              HasSubstr("not a Weir recipe"));
+  EXPECT_THAT(
+      errorOf([] {
+        Recipe::parse(
+            R"({"format":"weir-recipe","version":4294967297,"steps":[]})",
+            "r.json");
+      }),
+      HasSubstr("version must be 1"));
   EXPECT_THAT(errorOf([] {
                 Recipe::parse(R"({"format":"weir-recipe","version":1,"steps":[
                   {"transformation":"x","params":{"k":18446744073709551615}}]})",
@@ -761,7 +786,8 @@ TEST(Session, HostileFieldsGiveClearErrors) {
               }),
               HasSubstr("too large"));
   Recipe nan;
-  nan.steps.push_back({"fold-constants", {}, {{"max_bytes", std::nan("")}}, {}});
+  nan.steps.push_back(
+      {"fold-constants", {}, {{"max_bytes", std::nan("")}}, {}});
   EXPECT_THAT(errorOf([&] { nan.dump(); }), HasSubstr("finite"));
   EXPECT_THAT(nan.asPython("m.onnx"), HasSubstr("float(\"nan\")"));
   Recipe odd;
@@ -790,8 +816,9 @@ TEST(Session, HostileFieldsGiveClearErrors) {
     json bad = doc;
     bad["snapshot"] = snapshot;
     writeBytes(dir / "b.weir", bad.dump());
-    EXPECT_THAT(errorOf([&] { openSession(dir / "b.weir", {.useSnapshot = true}); }),
-                HasSubstr((dir / "b.weir").string() + ": the snapshot is damaged"));
+    EXPECT_THAT(
+        errorOf([&] { openSession(dir / "b.weir", {.useSnapshot = true}); }),
+        HasSubstr((dir / "b.weir").string() + ": the snapshot is damaged"));
   }
   // A model path that is a folder: the error names the session too.
   json folder = doc;

@@ -4,15 +4,15 @@
 // sequences of apply/undo/redo/revert.
 
 #include "codegen/cpu/compile.h"
-#include "core/onnx/import.h"
-#include "core/workspace/auto_recipe.h"
-#include "core/workspace/session.h"
-#include "core/workspace/workspace.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/validate.h"
+#include "onnx/import.h"
 #include "transforms/graph_builder.h"
 #include "transforms/registry.h"
+#include "workspace/auto_recipe.h"
+#include "workspace/session.h"
+#include "workspace/workspace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -42,19 +42,14 @@ bool valid(const ir::Program &p) { return !ir::hasErrors(ir::validate(p)); }
 class Misbehaving : public transforms::Transformation {
 public:
   enum class How { ThrowsWeir, ThrowsStd, Invalid };
-  explicit Misbehaving(How how) : how_(how) {}
-  std::string_view id() const override {
-    return how_ == How::ThrowsWeir  ? "test-throws"
-           : how_ == How::ThrowsStd ? "test-throws-std"
-                                    : "test-invalid";
-  }
-  transforms::Tier tier() const override { return transforms::Tier::Fusion; }
-  std::string_view summary() const override { return "misbehaves for tests"; }
-  std::string_view description() const override { return "misbehaves"; }
-  const transforms::Pattern &pattern() const override {
-    static const transforms::Pattern p;
-    return p;
-  }
+  explicit Misbehaving(How how)
+      : Transformation({.id = how == How::ThrowsWeir  ? "test-throws"
+                              : how == How::ThrowsStd ? "test-throws-std"
+                                                      : "test-invalid",
+                        .tier = transforms::Tier::Fusion,
+                        .summary = "misbehaves for tests",
+                        .description = "misbehaves"}),
+        how_(how) {}
   transforms::CheckResult check(const ir::Program &, const Match &,
                                 const transforms::Params &) const override {
     return transforms::CheckResult::success();

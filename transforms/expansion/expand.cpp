@@ -1,39 +1,54 @@
-#include "transforms/expansion/expand.h"
+/// \file
+/// `expand`: one library node becomes its chosen implementation (the op's
+/// default when the `implementation` parameter is empty). See
+/// expansion.h for the implementations themselves.
 
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "transforms/transformation.h"
 
 namespace weir::transforms {
 
-std::string_view Expand::description() const {
-  return "Operator expansion (tier 1). The library node is replaced by one of "
-         "its operator's implementations: `pure` builds maps, tasklets and "
-         "memlets, so every byte the operator moves becomes an edge later "
-         "tiers can fuse, tile or tensorize; `blas` and `im2col` call a tuned "
-         "GEMM. With no implementation given the operator's documented "
-         "default is used. Different implementations sum in different orders, "
-         "so results agree within rounding.";
-}
+namespace {
 
-std::vector<ParamSpec> Expand::params() const {
-  return {{"implementation", ParamSpec::Kind::String, std::string(),
-           "implementation name (pure, blas, im2col, ...); empty = the op's "
-           "default"}};
-}
+class Expand : public Transformation {
+public:
+  Expand();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
 
-Exactness Expand::exactness() const { return {false, 1e-3, 1e-4}; }
+} // namespace
 
-const Pattern &Expand::pattern() const {
-  static const Pattern p = Pattern().node(
-      "node", ir::NodeKind::Library, {},
-      [](const ir::Program &, const StateGraph &, const ir::Node &n) {
-        return !n.library().unknown &&
-               !expansion::implementationsOf(n.library().op).empty();
-      });
-  return p;
-}
+Expand::Expand()
+    : Transformation({
+          .id = "expand",
+          .tier = Tier::Expansion,
+          .summary = "Replace one operator by an implementation (maps and "
+                     "tasklets, or a library call)",
+          .description =
+              "The library node is replaced by one of its operator's "
+              "implementations: `pure` builds maps, tasklets and memlets, so "
+              "every byte the operator moves becomes an edge later tiers can "
+              "fuse, tile or tensorize; `blas` and `im2col` call a tuned GEMM. "
+              "With no implementation given the operator's documented default "
+              "is used. Different implementations sum in different orders, so "
+              "results agree within rounding.",
+          .params = {{"implementation", ParamSpec::Kind::String, std::string(),
+                      "implementation name (pure, blas, im2col, ...); empty = "
+                      "the op's default"}},
+          .exactness = {false, 1e-3, 1e-4},
+          .pattern = Pattern().node(
+              "node", ir::NodeKind::Library, {},
+              [](const ir::Program &, const StateGraph &, const ir::Node &n) {
+                return !n.library().unknown &&
+                       !operators::implementationsOf(n.library().op).empty();
+              }),
+      }) {}
 
 CheckResult Expand::check(const ir::Program &program, const Match &match,
                           const Params &params) const {
@@ -43,21 +58,22 @@ CheckResult Expand::check(const ir::Program &program, const Match &match,
   if (!impl.empty()) {
     bool known = false;
     std::string names;
-    for (const expansion::Implementation *i :
-         expansion::implementationsOf(node->library().op)) {
+    for (const operators::Implementation *i :
+         operators::implementationsOf(node->library().op)) {
       known = known || i->name == impl;
       names += (names.empty() ? "" : ", ") + i->name;
     }
     if (!known)
-      return CheckResult::failure(node->library().op + " has no implementation '" +
-                                      impl + "' (it has: " + names + ")",
+      return CheckResult::failure(node->library().op +
+                                      " has no implementation '" + impl +
+                                      "' (it has: " + names + ")",
                                   {id});
   }
   // The expanders decide applicability while building; a dry run on a copy
   // gives the exact reason without touching the program.
   ir::Program scratch = program;
   try {
-    expansion::expandNode(scratch, id, impl);
+    operators::expandNode(scratch, id, impl);
   } catch (const Error &e) {
     return CheckResult::failure(e.what(), {id});
   }
@@ -68,7 +84,7 @@ ApplyResult Expand::apply(const ir::Program &program, const Match &match,
                           const Params &params) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::NodeId id = match.node("node");
-  expansion::expandNode(r.program, id, stringParam(params, "implementation"));
+  operators::expandNode(r.program, id, stringParam(params, "implementation"));
   r.idMap.erase(id);
   return r;
 }

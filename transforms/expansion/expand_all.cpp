@@ -1,32 +1,15 @@
+/// \file
+/// `expand-all`: every library node that can be expanded is, with the
+/// implementation chosen per op (or the op's default, falling back to its
+/// other implementations where the default does not apply).
+
 #include "transforms/expansion/expand_all.h"
 
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "transforms/registry.h"
 
 namespace weir::transforms {
-
-std::string_view ExpandAll::description() const {
-  return "Operator expansion (tier 1) of the whole program: each library node "
-         "becomes the implementation the `implementations` parameter names "
-         "for its op (\"Conv=direct,MatMul=pure\"), or else the op's "
-         "documented default, or else the first of its other implementations "
-         "that applies. Nodes no implementation can handle stay library nodes "
-         "and are reported. Implementations sum in their own orders, so "
-         "results agree within rounding.";
-}
-
-std::vector<ParamSpec> ExpandAll::params() const {
-  return {{"implementations", ParamSpec::Kind::String, std::string(),
-           "per-op choices, \"Op=impl,Op=impl\"; empty = the defaults"}};
-}
-
-Exactness ExpandAll::exactness() const { return {false, 1e-3, 1e-4}; }
-
-const Pattern &ExpandAll::pattern() const {
-  static const Pattern p;
-  return p;
-}
 
 std::map<std::string, std::string>
 parseImplementationChoice(const std::string &text) {
@@ -42,7 +25,7 @@ parseImplementationChoice(const std::string &text) {
       throw Error("implementation choice '" + item + "' is not OP=IMPL");
     std::string op = item.substr(0, eq), impl = item.substr(eq + 1);
     bool known = false;
-    for (const expansion::Implementation *i : expansion::implementationsOf(op))
+    for (const operators::Implementation *i : operators::implementationsOf(op))
       known = known || i->name == impl;
     if (!known)
       throw Error("implementation choice '" + item + "': " + op +
@@ -53,13 +36,46 @@ parseImplementationChoice(const std::string &text) {
   return out;
 }
 
+namespace {
+
+class ExpandAll : public Transformation {
+public:
+  ExpandAll();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
+
+} // namespace
+
+ExpandAll::ExpandAll()
+    : Transformation({
+          .id = "expand-all",
+          .tier = Tier::Expansion,
+          .summary = "Expand every operator with its default (or chosen) "
+                     "implementation",
+          .description =
+              "The whole program at once: each library node becomes the "
+              "implementation the `implementations` parameter names for its op "
+              "(\"Conv=direct,MatMul=pure\"), or else the op's documented "
+              "default, or else the first of its other implementations that "
+              "applies. Nodes no implementation can handle stay library nodes "
+              "and are reported. Implementations sum in their own orders, so "
+              "results agree within rounding.",
+          .params =
+              {{"implementations", ParamSpec::Kind::String, std::string(),
+                "per-op choices, \"Op=impl,Op=impl\"; empty = the defaults"}},
+          .exactness = {false, 1e-3, 1e-4},
+      }) {}
+
 CheckResult ExpandAll::check(const ir::Program &program, const Match &,
                              const Params &params) const {
   parseImplementationChoice(stringParam(params, "implementations"));
   for (const ir::State &s : program.states)
     for (const ir::Node &n : s.nodes)
       if (n.kind == ir::NodeKind::Library && !n.library().unknown &&
-          !expansion::implementationsOf(n.library().op).empty())
+          !operators::implementationsOf(n.library().op).empty())
         return CheckResult::success();
   return CheckResult::failure("the program has no expandable operator left");
 }
@@ -67,7 +83,7 @@ CheckResult ExpandAll::check(const ir::Program &program, const Match &,
 ApplyResult ExpandAll::apply(const ir::Program &program, const Match &,
                              const Params &params) const {
   ApplyResult r{program, identityIdMap(program)};
-  expansion::ExpandAllReport report = expansion::expandAll(
+  operators::ExpandAllReport report = operators::expandAll(
       r.program,
       parseImplementationChoice(stringParam(params, "implementations")));
   if (report.expanded == 0)

@@ -1,34 +1,16 @@
-#include "transforms/expansion/fold_batchnorm.h"
+/// \file
+/// `fold-batchnorm`: Conv followed by an inference-mode BatchNormalization
+/// becomes one Conv with the normalization folded into its weights and bias.
 
 #include "ir/error.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "transforms/transformation.h"
 
 #include <cmath>
 #include <cstring>
 
 namespace weir::transforms {
-
-std::string_view FoldBatchNorm::description() const {
-  return "Operator algebra (tier 1). At inference a BatchNormalization is a "
-         "per-channel affine map y = s·x + t with s = scale/sqrt(var + eps) "
-         "and t = B - s·mean. After a Conv it folds into the Conv: each "
-         "output channel's weights are multiplied by s and its bias becomes "
-         "s·(bias - mean) + B. One full pass over the activations disappears. "
-         "The folded constants are rounded once to f32, so results agree "
-         "within rounding.";
-}
-
-const Pattern &FoldBatchNorm::pattern() const {
-  static const Pattern p =
-      Pattern()
-          .node("conv", ir::NodeKind::Library, {"Conv"})
-          .node("mid", ir::NodeKind::Access)
-          .node("bn", ir::NodeKind::Library, {"BatchNormalization"})
-          .edge("conv", "mid", std::string("Y"))
-          .edge("mid", "bn", std::nullopt, std::string("X"));
-  return p;
-}
 
 namespace {
 
@@ -71,6 +53,43 @@ double epsilonOf(const ir::Node &bn) {
 
 } // namespace
 
+namespace {
+
+class FoldBatchNorm : public Transformation {
+public:
+  FoldBatchNorm();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
+
+} // namespace
+
+FoldBatchNorm::FoldBatchNorm()
+    : Transformation({
+          .id = "fold-batchnorm",
+          .tier = Tier::Expansion,
+          .summary = "Fold an inference-mode BatchNormalization into the Conv "
+                     "before it",
+          .description =
+              "At inference a BatchNormalization is a per-channel affine map y "
+              "= s·x + t with s = scale/sqrt(var + eps) and t = B - s·mean. "
+              "After a Conv it folds into the Conv: each output channel's "
+              "weights are multiplied by s and its bias becomes s·(bias - "
+              "mean) + B. One full pass over the activations disappears. The "
+              "folded constants are rounded once to f32, so results agree "
+              "within rounding.",
+          .exactness = {false, 1e-4, 1e-5},
+          .pattern =
+              Pattern()
+                  .node("conv", ir::NodeKind::Library, {"Conv"})
+                  .node("mid", ir::NodeKind::Access)
+                  .node("bn", ir::NodeKind::Library, {"BatchNormalization"})
+                  .edge("conv", "mid", std::string("Y"))
+                  .edge("mid", "bn", std::nullopt, std::string("X")),
+      }) {}
+
 CheckResult FoldBatchNorm::check(const ir::Program &program, const Match &match,
                                  const Params &) const {
   const ir::State &state = stateNamed(program, match.state);
@@ -99,8 +118,9 @@ CheckResult FoldBatchNorm::check(const ir::Program &program, const Match &match,
                                   {bn});
     if (std::int64_t(c->constant->size() / 4) != channels)
       return CheckResult::failure(std::string("the BatchNormalization's ") +
-                                      conn + " does not have one value per "
-                                             "Conv output channel",
+                                      conn +
+                                      " does not have one value per "
+                                      "Conv output channel",
                                   {bn, conv});
   }
   for (const char *conn : {"running_mean", "running_var"})

@@ -1,10 +1,15 @@
-#include "transforms/expansion/fold_constants.h"
+/// \file
+/// `fold-constants`: an operator whose inputs are all constant (or a Shape
+/// of a statically shaped value) is computed now, and so is every operator
+/// downstream that becomes constant in turn — whole Shape→Gather→Concat
+/// chains fold in one step.
 
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
-#include "transforms/expansion/expansion.h"
+#include "transforms/operators/expansion.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "transforms/transformation.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,27 +17,10 @@
 
 namespace weir::transforms {
 
-std::string_view FoldConstants::description() const {
-  return "Operator algebra (tier 1). Exporters compute shapes at run time "
-         "(Shape → Gather → Unsqueeze → Concat → Reshape) and leave small "
-         "arithmetic on weights. When an operator's inputs are all constant — "
-         "or it is a Shape of a value whose shape is known — its result is "
-         "computed once, here, by the reference interpreter on its pure "
-         "expansion, and stored as a constant; operators that then have only "
-         "constant inputs fold too. Later passes see real constants (a "
-         "Reshape's target shape, a Clip's bounds). Results larger than "
-         "`max_bytes` are left alone.";
-}
-
-std::vector<ParamSpec> FoldConstants::params() const {
-  return {{"max_bytes", ParamSpec::Kind::Int, std::int64_t(64 << 20),
-           "largest folded result to store, in bytes", 0.0, std::nullopt}};
-}
-
 namespace {
 
 bool hasPure(const std::string &op) {
-  for (const expansion::Implementation *i : expansion::implementationsOf(op))
+  for (const operators::Implementation *i : operators::implementationsOf(op))
     if (i->name == "pure")
       return true;
   return false;
@@ -49,8 +37,8 @@ std::string whyNot(const ir::Program &program, const StateGraph &graph,
                    const ir::Node &n) {
   const ir::LibraryData &lib = n.library();
   static const std::set<std::string, std::less<>> kNondeterministic = {
-      "RandomNormal", "RandomNormalLike", "RandomUniform",
-      "RandomUniformLike", "Bernoulli", "Multinomial"};
+      "RandomNormal",      "RandomNormalLike", "RandomUniform",
+      "RandomUniformLike", "Bernoulli",        "Multinomial"};
   if (lib.unknown || kNondeterministic.count(lib.op))
     return lib.op + " cannot be computed ahead of time";
   if (lib.op != "Shape" && !hasPure(lib.op))
@@ -67,8 +55,8 @@ std::string whyNot(const ir::Program &program, const StateGraph &graph,
   int outputs = 0;
   for (const ir::Edge *e : graph.out(n.id)) {
     const ir::Container *c = program.findContainer(e->memlet.container);
-    if (!c || isArgument(program, c->name) || !c->transient || c->isConstant() ||
-        !staticShape(*c))
+    if (!c || isArgument(program, c->name) || !c->transient ||
+        c->isConstant() || !staticShape(*c))
       return "output '" + e->memlet.container +
              "' is a program output, constant or not statically shaped";
     ++outputs;
@@ -144,7 +132,7 @@ std::map<std::string, ir::Blob> evaluate(const ir::Program &program,
     mini.addContainer(std::move(c));
   }
   mini.states.push_back(std::move(s));
-  expansion::expandNode(mini, n.id, "pure");
+  operators::expandNode(mini, n.id, "pure");
   interp::TensorMap values = interp::interpret(mini, {});
   for (const auto &[name, t] : values)
     out[name] = blobOf(t);
@@ -153,13 +141,46 @@ std::map<std::string, ir::Blob> evaluate(const ir::Program &program,
 
 } // namespace
 
-const Pattern &FoldConstants::pattern() const {
-  static const Pattern p = Pattern().node(
-      "node", ir::NodeKind::Library, {},
-      [](const ir::Program &program, const StateGraph &graph,
-         const ir::Node &n) { return whyNot(program, graph, n).empty(); });
-  return p;
-}
+namespace {
+
+class FoldConstants : public Transformation {
+public:
+  FoldConstants();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
+
+} // namespace
+
+FoldConstants::FoldConstants()
+    : Transformation({
+          .id = "fold-constants",
+          .tier = Tier::Expansion,
+          .summary = "Compute operators whose inputs are constant, and the "
+                     "constant subgraph they start",
+          .description =
+              "Exporters compute shapes at run time (Shape → Gather → "
+              "Unsqueeze → Concat → Reshape) and leave small arithmetic on "
+              "weights. When an operator's inputs are all constant — or it is "
+              "a Shape of a value whose shape is known — its result is "
+              "computed once, here, by the reference interpreter on its pure "
+              "expansion, and stored as a constant; operators that then have "
+              "only constant inputs fold too. Later passes see real constants "
+              "(a Reshape's target shape, a Clip's bounds). Results larger "
+              "than `max_bytes` are left alone.",
+          .params = {{"max_bytes", ParamSpec::Kind::Int, std::int64_t(64 << 20),
+                      "largest folded result to store, in bytes", 0.0,
+                      std::nullopt}},
+          .exactness = {false, 1e-5, 1e-6},
+          .pattern =
+              Pattern().node("node", ir::NodeKind::Library, {},
+                             [](const ir::Program &program,
+                                const StateGraph &graph, const ir::Node &n) {
+                               return whyNot(program, graph, n).empty();
+                             }),
+      }) {}
 
 CheckResult FoldConstants::check(const ir::Program &program, const Match &match,
                                  const Params &params) const {
@@ -176,11 +197,11 @@ CheckResult FoldConstants::check(const ir::Program &program, const Match &match,
                              .asConstant()
                              .value_or(-1);
     if (bytes < 0 || bytes > limit)
-      return CheckResult::failure("output '" + e->memlet.container +
-                                      "' would take " + std::to_string(bytes) +
-                                      " bytes, more than max_bytes = " +
-                                      std::to_string(limit),
-                                  {id});
+      return CheckResult::failure(
+          "output '" + e->memlet.container + "' would take " +
+              std::to_string(bytes) +
+              " bytes, more than max_bytes = " + std::to_string(limit),
+          {id});
   }
   return CheckResult::success();
 }

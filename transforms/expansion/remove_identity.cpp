@@ -1,32 +1,15 @@
-#include "transforms/expansion/remove_identity.h"
+/// \file
+/// `remove-identity`: an Identity, or a Dropout in inference mode, is
+/// removed; its consumers read its input directly.
 
 #include "ir/error.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "transforms/transformation.h"
 
 #include <cstring>
 
 namespace weir::transforms {
-
-std::string_view RemoveIdentity::description() const {
-  return "Operator algebra (tier 1). Exporters leave Identity nodes (PyTorch "
-         "emits one per shared weight) and Dropout, which does nothing at "
-         "inference. Each is a full copy of its input; removing it lets the "
-         "consumers read the input directly. When the copy's output is a "
-         "program output, the producer of the input writes that output "
-         "instead. Exact: no value changes.";
-}
-
-const Pattern &RemoveIdentity::pattern() const {
-  static const Pattern p =
-      Pattern()
-          .node("input", ir::NodeKind::Access)
-          .node("op", ir::NodeKind::Library, {"Identity", "Dropout"})
-          .node("output", ir::NodeKind::Access)
-          .edge("input", "op")
-          .edge("op", "output", std::string("output"));
-  return p;
-}
 
 namespace {
 
@@ -47,6 +30,40 @@ bool trainingModeOff(const ir::Program &program, const ir::State &state,
 
 } // namespace
 
+namespace {
+
+class RemoveIdentity : public Transformation {
+public:
+  RemoveIdentity();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
+
+} // namespace
+
+RemoveIdentity::RemoveIdentity()
+    : Transformation({
+          .id = "remove-identity",
+          .tier = Tier::Expansion,
+          .summary = "Remove Identity and inference-mode Dropout operators",
+          .description =
+              "Exporters leave Identity nodes (PyTorch emits one per shared "
+              "weight) and Dropout, which does nothing at inference. Each is a "
+              "full copy of its input; removing it lets the consumers read the "
+              "input directly. When the copy's output is a program output, the "
+              "producer of the input writes that output instead. Exact: no "
+              "value changes.",
+          .pattern =
+              Pattern()
+                  .node("input", ir::NodeKind::Access)
+                  .node("op", ir::NodeKind::Library, {"Identity", "Dropout"})
+                  .node("output", ir::NodeKind::Access)
+                  .edge("input", "op")
+                  .edge("op", "output", std::string("output")),
+      }) {}
+
 CheckResult RemoveIdentity::check(const ir::Program &program,
                                   const Match &match, const Params &) const {
   const ir::State &state = stateNamed(program, match.state);
@@ -56,8 +73,8 @@ CheckResult RemoveIdentity::check(const ir::Program &program,
       state.findNode(match.node("input"))->access().container;
   const std::string &out =
       state.findNode(match.node("output"))->access().container;
-  if (inputContainer(state, op, node->library().op == "Dropout" ? "data"
-                                                                : "input") != in)
+  if (inputContainer(state, op,
+                     node->library().op == "Dropout" ? "data" : "input") != in)
     return CheckResult::failure("'" + in + "' is not the operator's data input",
                                 {op});
   if (node->library().op == "Dropout") {
@@ -67,20 +84,17 @@ CheckResult RemoveIdentity::check(const ir::Program &program,
     std::string mask = outputContainer(state, op, "mask");
     if (!mask.empty() &&
         (isArgument(program, mask) || containerUses(program, mask).reads > 0))
-      return CheckResult::failure("Dropout's mask output '" + mask +
-                                      "' is used",
-                                  {op});
+      return CheckResult::failure(
+          "Dropout's mask output '" + mask + "' is used", {op});
   }
   const ir::Container &ci = program.container(in), &co = program.container(out);
   if (ci.dtype != co.dtype || ci.shape.size() != co.shape.size())
-    return CheckResult::failure("'" + in + "' and '" + out +
-                                    "' differ in dtype or rank",
-                                {op});
+    return CheckResult::failure(
+        "'" + in + "' and '" + out + "' differ in dtype or rank", {op});
   for (std::size_t i = 0; i < ci.shape.size(); ++i)
     if (!(ci.shape[i] == co.shape[i]))
-      return CheckResult::failure("'" + in + "' and '" + out +
-                                      "' differ in shape",
-                                  {op});
+      return CheckResult::failure(
+          "'" + in + "' and '" + out + "' differ in shape", {op});
   ContainerUses outUses = containerUses(program, out);
   if (outUses.writes != 1)
     return CheckResult::failure("'" + out + "' is written " +

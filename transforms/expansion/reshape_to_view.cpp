@@ -1,21 +1,14 @@
-#include "transforms/expansion/reshape_to_view.h"
+/// \file
+/// `reshape-to-view`: a Reshape, Flatten, Squeeze or Unsqueeze whose output
+/// is a plain transient becomes a view of its input — the same elements
+/// under a new shape, copied by nobody.
 
 #include "ir/error.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "transforms/transformation.h"
 
 namespace weir::transforms {
-
-std::string_view ReshapeToView::description() const {
-  return "Operator algebra (tier 1). Reshape, Flatten, Squeeze and Unsqueeze "
-         "change a tensor's shape, not its row-major order of elements, yet "
-         "expanded as operators they copy every element. When the output is "
-         "a plain transient and the input is not written again, the output "
-         "can instead be a view: a container with its own shape that shares "
-         "the input's storage. The copy, and its bytes moved, disappear; an "
-         "empty edge from the input to the view keeps readers after the "
-         "input's producer. Exact.";
-}
 
 namespace {
 
@@ -36,17 +29,42 @@ bool rowMajor(const ir::Container &c) {
 
 } // namespace
 
-const Pattern &ReshapeToView::pattern() const {
-  static const Pattern p =
-      Pattern()
-          .node("op", ir::NodeKind::Library,
-                {"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
-          .node("input", ir::NodeKind::Access)
-          .node("output", ir::NodeKind::Access)
-          .edge("input", "op")
-          .edge("op", "output");
-  return p;
-}
+namespace {
+
+class ReshapeToView : public Transformation {
+public:
+  ReshapeToView();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
+
+} // namespace
+
+ReshapeToView::ReshapeToView()
+    : Transformation({
+          .id = "reshape-to-view",
+          .tier = Tier::Expansion,
+          .summary = "Turn a Reshape, Flatten, Squeeze or Unsqueeze into a "
+                     "view of its input (no copy)",
+          .description =
+              "Reshape, Flatten, Squeeze and Unsqueeze change a tensor's "
+              "shape, not its row-major order of elements, yet expanded as "
+              "operators they copy every element. When the output is a plain "
+              "transient and the input is not written again, the output can "
+              "instead be a view: a container with its own shape that shares "
+              "the input's storage. The copy, and its bytes moved, disappear; "
+              "an empty edge from the input to the view keeps readers after "
+              "the input's producer. Exact.",
+          .pattern = Pattern()
+                         .node("op", ir::NodeKind::Library,
+                               {"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+                         .node("input", ir::NodeKind::Access)
+                         .node("output", ir::NodeKind::Access)
+                         .edge("input", "op")
+                         .edge("op", "output"),
+      }) {}
 
 CheckResult ReshapeToView::check(const ir::Program &program, const Match &match,
                                  const Params &) const {
@@ -72,22 +90,19 @@ CheckResult ReshapeToView::check(const ir::Program &program, const Match &match,
                                     "already a view",
                                 {op});
   if (containerUses(program, out).writes != 1)
-    return CheckResult::failure("'" + out +
-                                    "' is written by more than this operator",
-                                {op});
+    return CheckResult::failure(
+        "'" + out + "' is written by more than this operator", {op});
   if (ci.dtype != co.dtype)
-    return CheckResult::failure("'" + in + "' and '" + out +
-                                    "' differ in dtype",
-                                {op});
+    return CheckResult::failure(
+        "'" + in + "' and '" + out + "' differ in dtype", {op});
   auto a = ci.elementCount().asConstant(), b = co.elementCount().asConstant();
   if (a && b ? *a != *b : !(ci.elementCount() == co.elementCount()))
     return CheckResult::failure("'" + in + "' and '" + out +
                                     "' do not provably hold as many elements",
                                 {op});
   if (!rowMajor(ci) || !rowMajor(co))
-    return CheckResult::failure("'" + in + "' or '" + out +
-                                    "' is not laid out row-major",
-                                {op});
+    return CheckResult::failure(
+        "'" + in + "' or '" + out + "' is not laid out row-major", {op});
   // The view sees later writes of its target, so the input must be final
   // when the operator reads it: written at most once (by its producer).
   const std::string &root = ci.isView() ? ci.viewOf : in;

@@ -1,28 +1,26 @@
-#include "transforms/fusion/elementwise_chain.h"
+/// \file
+/// `elementwise-chain`: a whole chain of maps, each reading the previous
+/// one's output element by element (a chain of elementwise operators after
+/// expansion: bias, GELU's dozen steps, a residual add), becomes one map
+/// with one tasklet in a single step. It is `map-fusion` down the chain
+/// from its head until no fusion passes, then `tasklet-fusion` inside the
+/// fused map until none passes — the same rewrites the auto recipe runs
+/// one by one, as one undoable step.
+///
+/// Matches only a chain's head (a map no map-fusion feeds); a map further
+/// down is refused naming the map that is fused into it.
+///
+/// Ids: those of map-fusion and tasklet-fusion, composed: the head's
+/// MapEntry and the last map's MapExit stay.
 
 #include "ir/error.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "transforms/transformation.h"
 
 #include <optional>
 
 namespace weir::transforms {
-
-std::string_view ElementwiseChain::description() const {
-  return "Fusion (tier 2). Starting at a map no map-fusion feeds (the head "
-         "of a chain), fuses the next map that reads its output element by "
-         "element (map-fusion), again and again down the chain, then merges "
-         "the fused map's tasklets into one (tasklet-fusion). One step in "
-         "the history for what map-fusion and tasklet-fusion do one pair at "
-         "a time; every intermediate no one else reads disappears. Refused "
-         "for a map inside a chain (the reason names the map before it) and "
-         "for a map nothing can be fused with. Exact.";
-}
-
-const Pattern &ElementwiseChain::pattern() const {
-  static const Pattern p = Pattern().node("map", ir::NodeKind::MapEntry);
-  return p;
-}
 
 namespace {
 
@@ -52,8 +50,8 @@ std::optional<Match> fusionAt(const ir::Program &p, const std::string &state,
   auto kindOf = [&](NodeId id) { return s.findNode(id)->kind; };
   auto tryMatch = [&](NodeId exit, NodeId array,
                       NodeId entry) -> std::optional<Match> {
-    Match m{state, {{"first_exit", exit}, {"array", array},
-                    {"second_entry", entry}}};
+    Match m{state,
+            {{"first_exit", exit}, {"array", array}, {"second_entry", entry}}};
     if (mapFusion().check(p, m, defaults(mapFusion())))
       return m;
     return std::nullopt;
@@ -112,6 +110,37 @@ void compose(IdMap &total, const IdMap &step) {
 
 } // namespace
 
+namespace {
+
+class ElementwiseChain : public Transformation {
+public:
+  ElementwiseChain();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
+
+} // namespace
+
+ElementwiseChain::ElementwiseChain()
+    : Transformation({
+          .id = "elementwise-chain",
+          .tier = Tier::Fusion,
+          .summary =
+              "Fuse a whole chain of elementwise maps into one map and tasklet",
+          .description =
+              "Starting at a map no map-fusion feeds (the head of a chain), "
+              "fuses the next map that reads its output element by element "
+              "(map-fusion), again and again down the chain, then merges the "
+              "fused map's tasklets into one (tasklet-fusion). One step in the "
+              "history for what map-fusion and tasklet-fusion do one pair at a "
+              "time; every intermediate no one else reads disappears. Refused "
+              "for a map inside a chain (the reason names the map before it) "
+              "and for a map nothing can be fused with. Exact.",
+          .pattern = Pattern().node("map", ir::NodeKind::MapEntry),
+      }) {}
+
 CheckResult ElementwiseChain::check(const ir::Program &program,
                                     const Match &match, const Params &) const {
   return checkHead(program, match);
@@ -127,8 +156,8 @@ ApplyResult ElementwiseChain::apply(const ir::Program &program,
   // Down the chain: the fused map keeps the head's entry and takes the
   // consumer's exit.
   for (std::optional<Match> m;
-       (m = fusionAt(r.program, match.state,
-                     s->findNode(entry)->map().partner, true));) {
+       (m = fusionAt(r.program, match.state, s->findNode(entry)->map().partner,
+                     true));) {
     ApplyResult step = mapFusion().apply(r.program, *m, defaults(mapFusion()));
     compose(r.idMap, step.idMap);
     r.program = std::move(step.program);
@@ -146,7 +175,8 @@ ApplyResult ElementwiseChain::apply(const ir::Program &program,
     };
     for (const ir::Edge &e : st.edges) {
       const ir::Node *a = st.findNode(e.src), *b = st.findNode(e.dst);
-      if (a->kind != ir::NodeKind::Tasklet || b->kind != ir::NodeKind::Tasklet ||
+      if (a->kind != ir::NodeKind::Tasklet ||
+          b->kind != ir::NodeKind::Tasklet ||
           !(inScope(e.src) || inScope(e.dst)))
         continue;
       Match m{match.state, {{"first", e.src}, {"second", e.dst}}};

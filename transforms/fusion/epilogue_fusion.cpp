@@ -1,8 +1,19 @@
-#include "transforms/fusion/epilogue_fusion.h"
+/// \file
+/// `epilogue-fusion`: the elementwise map that reads a gemm's output C
+/// element by element (a bias add, an activation, a residual add, a
+/// scale, or all of them after map- and tasklet-fusion) becomes the gemm's
+/// epilogue (ir/primitives.h): the gemm writes the map's output directly,
+/// and its raw product is never stored and loaded back.
+///
+/// Ids: the gemm keeps its id (and its map's ids); the fused map's nodes
+/// and the intermediate access node disappear.
 
 #include "ir/error.h"
-#include "transforms/fusion/gemm_alignment.h"
-#include "transforms/fusion/map_scope.h"
+#include "ir/print.h"
+#include "ir/scope.h"
+#include "transforms/gemm_alignment.h"
+#include "transforms/map_scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -11,27 +22,11 @@
 
 namespace weir::transforms {
 
-std::string_view EpilogueFusion::description() const {
-  return "Fusion (tier 2). A map that reads a gemm's output C one element "
-         "per iteration and writes one element of another array (a bias "
-         "add, an activation, a residual add or a scale; a chain of them "
-         "once map-fusion and tasklet-fusion have joined it) becomes the "
-         "gemm's epilogue: the gemm applies the map's tasklet to each "
-         "element of its product and writes the map's output directly, so "
-         "the product is never stored and read back. The map's iterations "
-         "must line up with C's elements (each batch parameter of the "
-         "gemm's map walked once, rows and columns covered exactly once) "
-         "and every other array it reads must be reached at a fixed stride "
-         "per row and column of C. Applied to a gemm that already has an "
-         "epilogue, the new one runs after it. Exact: the same float "
-         "operations on the same values.";
-}
-
 namespace {
 
 using ir::EdgeId;
 using ir::NodeId;
-using namespace gemm_fusion;
+using namespace gemm_alignment;
 
 bool writtenByGemm(const ir::Program &, const StateGraph &g,
                    const ir::Node &n) {
@@ -45,7 +40,7 @@ struct Plan {
   GemmSite gemm;
   ElementwiseMap map;
   NodeId array = 0;
-  std::string x;                  ///< the gemm's output, read by the map
+  std::string x;                   ///< the gemm's output, read by the map
   std::vector<std::string> xConns; ///< tasklet connectors reading it
   std::vector<Operand> operands;
   std::string outConn; ///< the tasklet's output connector
@@ -69,11 +64,9 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
     return *r;
   out.gemm = std::get<GemmSite>(gemm);
   const ir::Node &gemmNode = *g.node(out.gemm.gemm);
-  std::string gemmName =
-      "gemm '" + gemmNode.label + "' (%" + std::to_string(gemmNode.id) + ")";
+  std::string gemmName = ir::describe(gemmNode, "gemm");
   if (out.gemm.call.beta != 0)
-    return fail(gemmName + " adds its product to what '" +
-                out.gemm.container +
+    return fail(gemmName + " adds its product to what '" + out.gemm.container +
                 "' holds (beta = " + std::to_string(out.gemm.call.beta) +
                 "); fold that initialization in first (init-fusion)");
 
@@ -87,7 +80,8 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
   if (uses.accessNodes != 1 || uses.writes != 1 || uses.reads != 1)
     return fail("'" + out.x + "' has other readers or writers (" +
                 std::to_string(uses.reads) + " reads, " +
-                std::to_string(uses.writes) + " writes); only the map may "
+                std::to_string(uses.writes) +
+                " writes); only the map may "
                 "read what the gemm writes");
 
   auto map = elementwiseMap(p, g, entry);
@@ -181,7 +175,8 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
 /// The gemm's epilogue followed by the map's tasklet (renamed to fit), and
 /// the new operands' connector names in plan order.
 ir::GemmCall composed(const ir::Node &gemm, const ir::Node &tasklet,
-                      const Plan &plan, std::vector<std::string> &operandNames) {
+                      const Plan &plan,
+                      std::vector<std::string> &operandNames) {
   ir::GemmCall call = plan.gemm.call;
   std::set<std::string> taken{"A", "B", "Cin", "C", "acc"};
   for (const ir::Connector &c : gemm.inputs)
@@ -211,34 +206,67 @@ ir::GemmCall composed(const ir::Node &gemm, const ir::Node &tasklet,
     code.statements.push_back(std::move(a));
   call.epilogue = ir::tasklet::print(code);
   for (std::size_t k = 0; k < plan.operands.size(); ++k)
-    call.operands.push_back(
-        {operandNames[k], plan.operands[k].view.row, plan.operands[k].view.col});
-  call.ldc = plan.gemm.m == ir::Expr(1) ? ir::Expr(plan.gemm.n) : plan.yView.row;
+    call.operands.push_back({operandNames[k], plan.operands[k].view.row,
+                             plan.operands[k].view.col});
+  call.ldc =
+      plan.gemm.m == ir::Expr(1) ? ir::Expr(plan.gemm.n) : plan.yView.row;
   return call;
 }
 
 } // namespace
 
-const Pattern &EpilogueFusion::pattern() const {
-  static const Pattern p =
-      Pattern()
-          .node("array", ir::NodeKind::Access, {}, writtenByGemm)
-          .node("consumer", ir::NodeKind::MapEntry)
-          .edge("array", "consumer");
-  return p;
+namespace {
+
+class EpilogueFusion : public PlannedTransformation<Plan> {
+public:
+  EpilogueFusion();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+EpilogueFusion::EpilogueFusion()
+    : PlannedTransformation({
+          .id = "epilogue-fusion",
+          .tier = Tier::Fusion,
+          .summary = "Run the elementwise map that reads a gemm's output as "
+                     "the gemm's epilogue",
+          .description =
+              "A map that reads a gemm's output C one element per iteration "
+              "and writes one element of another array (a bias add, an "
+              "activation, a residual add or a scale; a chain of them once "
+              "map-fusion and tasklet-fusion have joined it) becomes the "
+              "gemm's epilogue: the gemm applies the map's tasklet to each "
+              "element of its product and writes the map's output directly, so "
+              "the product is never stored and read back. The map's iterations "
+              "must line up with C's elements (each batch parameter of the "
+              "gemm's map walked once, rows and columns covered exactly once) "
+              "and every other array it reads must be reached at a fixed "
+              "stride per row and column of C. Applied to a gemm that already "
+              "has an epilogue, the new one runs after it. Exact: the same "
+              "float operations on the same values.",
+          .pattern = Pattern()
+                         .node("array", ir::NodeKind::Access, {}, writtenByGemm)
+                         .node("consumer", ir::NodeKind::MapEntry)
+                         .edge("array", "consumer"),
+      }) {}
+
+Planned<Plan> EpilogueFusion::plan(const ir::Program &program,
+                                   const Match &match,
+                                   const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = planFusion(program, match, out.plan);
+  return out;
 }
 
-CheckResult EpilogueFusion::check(const ir::Program &program,
-                                  const Match &match, const Params &) const {
-  Plan p;
-  return planFusion(program, match, p);
-}
-
-ApplyResult EpilogueFusion::apply(const ir::Program &program,
-                                  const Match &match, const Params &) const {
-  Plan plan;
-  if (CheckResult c = planFusion(program, match, plan); !c)
-    throw Error("epilogue-fusion at " + match.str() + ": " + c.reason);
+ApplyResult EpilogueFusion::rewrite(const ir::Program &program,
+                                    const Match &match, const Params &params,
+                                    const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
   auto edge = [&](EdgeId id) -> ir::Edge & { return edgeWithId(s, id); };
@@ -254,8 +282,8 @@ ApplyResult EpilogueFusion::apply(const ir::Program &program,
   for (std::size_t k = 0; k < plan.operands.size(); ++k) {
     const Operand &o = plan.operands[k];
     ir::Memlet outer = edge(o.outer).memlet; // a copy: edges grow below
-    connectOperand(r.program, s, plan.gemm, names[k], o.dtype, o.access,
-                   outer, {o.container, o.view.subset, std::nullopt});
+    connectOperand(r.program, s, plan.gemm, names[k], o.dtype, o.access, outer,
+                   {o.container, o.view.subset, std::nullopt});
   }
 
   // C goes to the map's output instead of the intermediate.
@@ -266,22 +294,23 @@ ApplyResult EpilogueFusion::apply(const ir::Program &program,
     inner.dst = plan.yAccess;
   } else {
     ir::Node &exit = *s.findNode(plan.gemm.exit);
-    std::string from = inner.dstConn.substr(3);
+    std::string from = ir::scopeSuffix(inner.dstConn);
     std::string to = map_scope::freshPair(exit, plan.y);
     for (ir::Connector &c : exit.inputs)
-      if (c.name == "IN_" + from)
-        c.name = "IN_" + to;
+      if (c.name == ir::scopeIn(from))
+        c.name = ir::scopeIn(to);
     for (ir::Connector &c : exit.outputs)
-      if (c.name == "OUT_" + from)
-        c.name = "OUT_" + to;
-    inner.dstConn = "IN_" + to;
+      if (c.name == ir::scopeOut(from))
+        c.name = ir::scopeOut(to);
+    inner.dstConn = ir::scopeIn(to);
     ir::Edge &outer = edge(plan.gemm.outer);
-    outer.srcConn = "OUT_" + to;
+    outer.srcConn = ir::scopeOut(to);
     outer.dst = plan.yAccess;
     outer.memlet = yOuter;
   }
 
-  for (NodeId id : {plan.array, plan.map.entry, plan.map.tasklet, plan.map.exit})
+  for (NodeId id :
+       {plan.array, plan.map.entry, plan.map.tasklet, plan.map.exit})
     removeNode(s, id, &r.idMap);
   removeUnused(r.program, &r.idMap);
   return r;

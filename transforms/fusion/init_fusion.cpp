@@ -1,7 +1,18 @@
-#include "transforms/fusion/init_fusion.h"
+/// \file
+/// `init-fusion`: the map that fills a gemm's accumulator before the gemm
+/// adds its product to it (beta != 0; a convolution's or Gemm's bias
+/// broadcast over the output) becomes a term of the gemm's epilogue
+/// (ir/primitives.h), and the gemm starts from zero: the accumulator is no
+/// longer written, then read and written again.
+///
+/// Ids: the gemm keeps its id; the initializing map and the access node
+/// between it and the gemm disappear.
 
 #include "ir/error.h"
-#include "transforms/fusion/gemm_alignment.h"
+#include "ir/print.h"
+#include "ir/scope.h"
+#include "transforms/gemm_alignment.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -10,26 +21,11 @@
 
 namespace weir::transforms {
 
-std::string_view InitFusion::description() const {
-  return "Fusion (tier 2). A gemm with beta != 0 adds its product to what "
-         "its output already holds; the expansions of Gemm and Conv fill "
-         "that output first with a map (the bias broadcast over rows or "
-         "channels). This transformation removes the map: its tasklet "
-         "becomes the first part of the gemm's epilogue, which adds beta "
-         "times the value it computes to the product, and the gemm starts "
-         "from zero (beta = 0). The output is then written once instead of "
-         "being written, read and written again, and epilogue-fusion can "
-         "go on to fuse what reads it. The map's iterations must line up "
-         "with the gemm's output elements and what it reads must be reached "
-         "at fixed strides per row and column. Within tolerance: the "
-         "initial value is added after the product rather than before it.";
-}
-
 namespace {
 
 using ir::EdgeId;
 using ir::NodeId;
-using namespace gemm_fusion;
+using namespace gemm_alignment;
 namespace tl = ir::tasklet;
 
 bool accumulatedByGemm(const ir::Program &, const StateGraph &g,
@@ -61,8 +57,7 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
     return *r;
   out.gemm = std::get<GemmSite>(gemm);
   const ir::Node &gemmNode = *g.node(out.gemm.gemm);
-  std::string gemmName =
-      "gemm '" + gemmNode.label + "' (%" + std::to_string(gemmNode.id) + ")";
+  std::string gemmName = ir::describe(gemmNode, "gemm");
   if (out.gemm.call.beta == 0)
     return fail(gemmName + " has beta = 0: it does not read its output");
 
@@ -74,8 +69,7 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
   if (x.isConstant() || x.isView())
     return fail("'" + out.x + "' is a constant or a view");
   if (g.in(out.array).size() != 1 || g.out(out.array).size() != 1)
-    return fail("access node %" + std::to_string(out.array) + " of '" +
-                out.x +
+    return fail("access node %" + std::to_string(out.array) + " of '" + out.x +
                 "' has other writers or readers than the map and the gemm");
 
   if (out.gemm.entry != 0) {
@@ -83,10 +77,12 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
     for (const ir::Edge *e : g.out(out.array))
       outer = e;
     for (const ir::Edge *e : g.out(out.gemm.entry))
-      if (e->srcConn == "OUT_" + outer->dstConn.substr(3) &&
+      if (e->srcConn == ir::scopePartner(outer->dstConn) &&
           e->id != out.gemm.inner)
-        return fail("'" + out.x + "' also reaches other nodes in the map "
-                    "around " + gemmName);
+        return fail("'" + out.x +
+                    "' also reaches other nodes in the map "
+                    "around " +
+                    gemmName);
   }
 
   auto map = elementwiseMap(p, g, g.node(exit)->map().partner);
@@ -142,7 +138,8 @@ tl::ExprPtr literal(double v) {
 /// The initializing tasklet (renamed to fit), `acc + beta * init`, then the
 /// gemm's epilogue, if any, on that sum; beta becomes 0.
 ir::GemmCall composed(const ir::Node &gemm, const ir::Node &tasklet,
-                      const Plan &plan, std::vector<std::string> &operandNames) {
+                      const Plan &plan,
+                      std::vector<std::string> &operandNames) {
   ir::GemmCall call = plan.gemm.call;
   std::set<std::string> taken{"A", "B", "Cin", "C", "acc"};
   for (const ir::Connector &c : gemm.inputs)
@@ -187,26 +184,59 @@ ir::GemmCall composed(const ir::Node &gemm, const ir::Node &tasklet,
 
 } // namespace
 
-const Pattern &InitFusion::pattern() const {
-  static const Pattern p =
-      Pattern()
-          .node("init_exit", ir::NodeKind::MapExit)
-          .node("array", ir::NodeKind::Access, {}, accumulatedByGemm)
-          .edge("init_exit", "array");
-  return p;
+namespace {
+
+class InitFusion : public PlannedTransformation<Plan> {
+public:
+  InitFusion();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+InitFusion::InitFusion()
+    : PlannedTransformation({
+          .id = "init-fusion",
+          .tier = Tier::Fusion,
+          .summary = "Add what initializes a gemm's accumulator in its "
+                     "epilogue instead",
+          .description =
+              "A gemm with beta != 0 adds its product to what its output "
+              "already holds; the expansions of Gemm and Conv fill that output "
+              "first with a map (the bias broadcast over rows or channels). "
+              "This transformation removes the map: its tasklet becomes the "
+              "first part of the gemm's epilogue, which adds beta times the "
+              "value it computes to the product, and the gemm starts from zero "
+              "(beta = 0). The output is then written once instead of being "
+              "written, read and written again, and epilogue-fusion can go on "
+              "to fuse what reads it. The map's iterations must line up with "
+              "the gemm's output elements and what it reads must be reached at "
+              "fixed strides per row and column. Within tolerance: the initial "
+              "value is added after the product rather than before it.",
+          // The initial value is added after the product instead of before it:
+          // one rounding moves.
+          .exactness = {false, 1e-5, 1e-6},
+          .pattern =
+              Pattern()
+                  .node("init_exit", ir::NodeKind::MapExit)
+                  .node("array", ir::NodeKind::Access, {}, accumulatedByGemm)
+                  .edge("init_exit", "array"),
+      }) {}
+
+Planned<Plan> InitFusion::plan(const ir::Program &program, const Match &match,
+                               const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = planFusion(program, match, out.plan);
+  return out;
 }
 
-CheckResult InitFusion::check(const ir::Program &program, const Match &match,
-                              const Params &) const {
-  Plan p;
-  return planFusion(program, match, p);
-}
-
-ApplyResult InitFusion::apply(const ir::Program &program, const Match &match,
-                              const Params &) const {
-  Plan plan;
-  if (CheckResult c = planFusion(program, match, plan); !c)
-    throw Error("init-fusion at " + match.str() + ": " + c.reason);
+ApplyResult InitFusion::rewrite(const ir::Program &program, const Match &match,
+                                const Params &params, const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
   auto edge = [&](EdgeId id) -> ir::Edge & { return edgeWithId(s, id); };
@@ -223,12 +253,12 @@ ApplyResult InitFusion::apply(const ir::Program &program, const Match &match,
                 [](const ir::Connector &c) { return c.name == "Cin"; });
   if (plan.gemm.entry != 0) {
     ir::Node &entry = *s.findNode(plan.gemm.entry);
-    std::string via = edge(plan.gemm.outer).dstConn.substr(3);
+    std::string via = ir::scopeSuffix(edge(plan.gemm.outer).dstConn);
     std::erase_if(entry.inputs, [&](const ir::Connector &c) {
-      return c.name == "IN_" + via;
+      return c.name == ir::scopeIn(via);
     });
     std::erase_if(entry.outputs, [&](const ir::Connector &c) {
-      return c.name == "OUT_" + via;
+      return c.name == ir::scopeOut(via);
     });
   }
   std::erase_if(s.edges, [&](const ir::Edge &e) {
@@ -238,11 +268,12 @@ ApplyResult InitFusion::apply(const ir::Program &program, const Match &match,
   for (std::size_t k = 0; k < plan.operands.size(); ++k) {
     const Operand &o = plan.operands[k];
     ir::Memlet outer = edge(o.outer).memlet; // a copy: edges grow below
-    connectOperand(r.program, s, plan.gemm, names[k], o.dtype, o.access,
-                   outer, {o.container, o.view.subset, std::nullopt});
+    connectOperand(r.program, s, plan.gemm, names[k], o.dtype, o.access, outer,
+                   {o.container, o.view.subset, std::nullopt});
   }
 
-  for (NodeId id : {plan.array, plan.map.entry, plan.map.tasklet, plan.map.exit})
+  for (NodeId id :
+       {plan.array, plan.map.entry, plan.map.tasklet, plan.map.exit})
     removeNode(s, id, &r.idMap);
   removeUnused(r.program, &r.idMap);
   return r;

@@ -1,8 +1,22 @@
-#include "transforms/fusion/map_fusion.h"
+/// \file
+/// `map-fusion`: a map that writes a transient element by element, and the
+/// map with the same iteration space that reads it back element by element,
+/// become one map in which the value goes from the producing tasklet to the
+/// consuming one directly (DaCe's MapFusion). When the first map writes
+/// several arrays the second reads (a diamond), every one of them is handed
+/// over in the same step.
+///
+/// Ids: the fused map keeps the producer's MapEntry and the consumer's
+/// MapExit, so every other match listed before the fusion (the next link of
+/// a chain A → B → C, in either order) still names existing nodes. The id
+/// map sends the consumer's entry to the kept entry and the producer's exit
+/// to the kept exit; a removed intermediate access node is absent.
 
 #include "ir/error.h"
+#include "ir/print.h"
 #include "ir/scope.h"
-#include "transforms/fusion/map_scope.h"
+#include "transforms/map_scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -12,32 +26,6 @@
 #include <set>
 
 namespace weir::transforms {
-
-std::string_view MapFusion::description() const {
-  return "Fusion (tier 2). A map that writes a transient one element per "
-         "iteration, followed by a map over the same ranges that reads back "
-         "exactly that element in the same iteration, becomes one map: the "
-         "producing tasklet hands its value to the consuming tasklet "
-         "directly, and the transient is neither stored nor loaded (two "
-         "passes over memory disappear). Every array the first map writes "
-         "and the second reads is handed over in the same step (a diamond "
-         "such as GELU's x -> {x, erf(x)} -> product): fusing through one "
-         "of them alone would leave the others as a dependency the fused "
-         "map has on itself. When a transient has other "
-         "readers it stays materialized: the fused map still writes it. The "
-         "fused map keeps the producer's entry, label and schedule and the "
-         "consumer's exit. Exact: every value is computed as before.";
-}
-
-const Pattern &MapFusion::pattern() const {
-  static const Pattern p = Pattern()
-                               .node("first_exit", ir::NodeKind::MapExit)
-                               .node("array", ir::NodeKind::Access)
-                               .node("second_entry", ir::NodeKind::MapEntry)
-                               .edge("first_exit", "array")
-                               .edge("array", "second_entry");
-  return p;
-}
 
 namespace {
 
@@ -136,14 +124,16 @@ private:
   CheckResult scopes() {
     if (!entry1_ || !exit2_ || entry1_->kind != ir::NodeKind::MapEntry ||
         exit2_->kind != ir::NodeKind::MapExit)
-      return fail("the map scopes of " + mapName(*exit1_) + " and " +
-                  mapName(*entry2_) + " are not paired");
+      return fail("the map scopes of " + ir::describe(*exit1_, "map") +
+                  " and " + ir::describe(*entry2_, "map") + " are not paired");
     if (plan_.firstEntry == plan_.secondEntry)
-      return fail(mapName(*entry2_) + " would be fused with itself");
+      return fail(ir::describe(*entry2_, "map") +
+                  " would be fused with itself");
     if (!pairedConnectors(*entry1_) || !pairedConnectors(*exit1_) ||
         !pairedConnectors(*entry2_) || !pairedConnectors(*exit2_))
-      return fail("the scope connectors of " + mapName(*entry1_) + " or " +
-                  mapName(*entry2_) + " are not IN_x/OUT_x pairs");
+      return fail("the scope connectors of " + ir::describe(*entry1_, "map") +
+                  " or " + ir::describe(*entry2_, "map") +
+                  " are not IN_x/OUT_x pairs");
     return CheckResult::success();
   }
 
@@ -151,15 +141,17 @@ private:
   CheckResult ranges() {
     const ir::MapData &m1 = entry1_->map(), &m2 = entry2_->map();
     if (m1.params.size() != m2.params.size())
-      return fail(mapName(*entry1_) + " has " +
+      return fail(ir::describe(*entry1_, "map") + " has " +
                   std::to_string(m1.params.size()) + " dimensions and " +
-                  mapName(*entry2_) + " " + std::to_string(m2.params.size()));
+                  ir::describe(*entry2_, "map") + " " +
+                  std::to_string(m2.params.size()));
     for (std::size_t k = 0; k < m1.params.size(); ++k)
       plan_.rename.insert_or_assign(m2.params[k],
                                     ir::Expr::symbol(m1.params[k]));
     for (std::size_t k = 0; k < m1.ranges.size(); ++k)
       if (renamed(m2.ranges[k], plan_.rename) != m1.ranges[k])
-        return fail(mapName(*entry1_) + " and " + mapName(*entry2_) +
+        return fail(ir::describe(*entry1_, "map") + " and " +
+                    ir::describe(*entry2_, "map") +
                     " iterate over different ranges: " + rangesText(m1) +
                     " and " + rangesText(m2));
     parents_ = ir::scopeParents(s_);
@@ -193,22 +185,22 @@ private:
     if (g_.in(link.array).size() != 1)
       return fail(accessName(array) + " has " +
                   std::to_string(g_.in(link.array).size()) +
-                  " incoming edges; only " + mapName(*exit1_) +
+                  " incoming edges; only " + ir::describe(*exit1_, "map") +
                   " may write it");
     const ir::Edge &outerWrite = *g_.in(link.array)[0];
-    auto exitConn = suffix(outerWrite.srcConn, "OUT_");
+    auto exitConn = ir::scopeOutSuffix(outerWrite.srcConn);
     if (outerWrite.memlet.container != name || !exitConn)
-      return fail(mapName(*exit1_) + " does not write '" + name + "' into " +
-                  accessName(array));
+      return fail(ir::describe(*exit1_, "map") + " does not write '" + name +
+                  "' into " + accessName(array));
     if (outerWrite.memlet.wcr)
-      return fail(mapName(*exit1_) + " writes '" + name +
+      return fail(ir::describe(*exit1_, "map") + " writes '" + name +
                   "' with a write-conflict resolution (" +
                   std::string(ir::wcrName(*outerWrite.memlet.wcr)) + ")");
     int sameConn = 0;
     for (const ir::Edge *e : g_.out(plan_.firstExit))
       sameConn += e->srcConn == outerWrite.srcConn;
     if (sameConn != 1)
-      return fail(mapName(*exit1_) + " writes '" + name +
+      return fail(ir::describe(*exit1_, "map") + " writes '" + name +
                   "' through more than one edge");
     link.exitConn = *exitConn;
 
@@ -218,15 +210,16 @@ private:
         direct.push_back(e);
     if (direct.size() != 1)
       return fail(accessName(array) + " has " + std::to_string(direct.size()) +
-                  " edges into " + mapName(*entry2_));
+                  " edges into " + ir::describe(*entry2_, "map"));
     const ir::Edge &outerRead = *direct[0];
     link.outerRead = outerRead.id;
-    auto entryConn = suffix(outerRead.dstConn, "IN_");
+    auto entryConn = ir::scopeInSuffix(outerRead.dstConn);
     if (outerRead.memlet.container != name || !entryConn)
-      return fail(mapName(*entry2_) + " does not read '" + name + "' from " +
-                  accessName(array) + " (the edge only orders the two)");
+      return fail(ir::describe(*entry2_, "map") + " does not read '" + name +
+                  "' from " + accessName(array) +
+                  " (the edge only orders the two)");
     if (outerRead.memlet.wcr)
-      return fail(mapName(*entry2_) + " reads '" + name +
+      return fail(ir::describe(*entry2_, "map") + " reads '" + name +
                   "' with a write-conflict resolution");
     link.entryConn = *entryConn;
     return CheckResult::success();
@@ -242,18 +235,19 @@ private:
     const ir::MapData &m1 = entry1_->map();
     std::vector<const ir::Edge *> writes;
     for (const ir::Edge *e : g_.in(plan_.firstExit))
-      if (e->dstConn == "IN_" + link.exitConn)
+      if (e->dstConn == ir::scopeIn(link.exitConn))
         writes.push_back(e);
     if (writes.size() != 1)
-      return fail(mapName(*exit1_) + " collects '" + name + "' from " +
-                  std::to_string(writes.size()) + " edges inside the map");
+      return fail(ir::describe(*exit1_, "map") + " collects '" + name +
+                  "' from " + std::to_string(writes.size()) +
+                  " edges inside the map");
     const ir::Edge &write = *writes[0];
     const ir::Node &producer = *s_.findNode(write.src);
     if (producer.kind != ir::NodeKind::Tasklet ||
         parents_[producer.id] != plan_.firstEntry)
       return fail("'" + name +
                   "' is not written by a tasklet directly inside " +
-                  mapName(*entry1_));
+                  ir::describe(*entry1_, "map"));
     if (write.memlet.wcr)
       return fail("tasklet '" + producer.label + "' (%" +
                   std::to_string(producer.id) + ") writes '" + name +
@@ -261,10 +255,12 @@ private:
                   std::string(ir::wcrName(*write.memlet.wcr)) + ")");
     if (write.memlet.container != name ||
         write.memlet.subset.volume() != ir::Expr(1))
-      return fail(mapName(*entry1_) + " writes " + write.memlet.str() +
+      return fail(ir::describe(*entry1_, "map") + " writes " +
+                  write.memlet.str() +
                   " per iteration; only a single element can be handed over");
     if (!distinctPerIteration(write.memlet.subset, m1))
-      return fail(mapName(*entry1_) + " writes " + write.memlet.str() +
+      return fail(ir::describe(*entry1_, "map") + " writes " +
+                  write.memlet.str() +
                   ", which is not provably a different element in every "
                   "iteration");
     link.producer = producer.id;
@@ -273,18 +269,19 @@ private:
     const ir::Connector *produced = producer.findOutput(write.srcConn);
 
     for (const ir::Edge *e : g_.out(plan_.secondEntry)) {
-      if (e->srcConn != "OUT_" + link.entryConn)
+      if (e->srcConn != ir::scopeOut(link.entryConn))
         continue;
       const ir::Node &consumer = *s_.findNode(e->dst);
       if (consumer.kind != ir::NodeKind::Tasklet ||
           parents_[consumer.id] != plan_.secondEntry)
-        return fail(mapName(*entry2_) + " reads '" + name +
+        return fail(ir::describe(*entry2_, "map") + " reads '" + name +
                     "' in a node other than a tasklet directly inside it");
       ir::Subset read = renamed(e->memlet.subset, plan_.rename);
       if (e->memlet.container != name || read != write.memlet.subset ||
           e->memlet.wcr)
-        return fail(mapName(*entry2_) + " reads " + e->memlet.str() +
-                    " where " + mapName(*entry1_) + " wrote " +
+        return fail(ir::describe(*entry2_, "map") + " reads " +
+                    e->memlet.str() + " where " +
+                    ir::describe(*entry1_, "map") + " wrote " +
                     write.memlet.str() +
                     " in the same iteration; only an element-for-element "
                     "hand-over fuses (no neighbourhood, shift or "
@@ -298,7 +295,7 @@ private:
       link.reads.push_back(e->id);
     }
     if (link.reads.empty())
-      return fail(mapName(*entry2_) + " takes '" + name +
+      return fail(ir::describe(*entry2_, "map") + " takes '" + name +
                   "' in but no node inside reads it");
     return CheckResult::success();
   }
@@ -307,8 +304,8 @@ private:
   /// binds one of the names, nor a node whose attributes may name them.
   CheckResult renaming() {
     plan_.secondBody = bodyOf(parents_, plan_.secondEntry);
-    if (auto why = renamingConflict(s_, *entry2_, plan_.secondBody,
-                                    plan_.rename))
+    if (auto why =
+            renamingConflict(s_, *entry2_, plan_.secondBody, plan_.rename))
       return fail(*why);
     return CheckResult::success();
   }
@@ -339,14 +336,16 @@ private:
       return nullptr;
     };
     if (const std::string *x = clash(write1, read2))
-      return fail("'" + *x + "' is written by " + mapName(*entry1_) +
-                  " and read by " + mapName(*entry2_) + " elsewhere");
+      return fail("'" + *x + "' is written by " +
+                  ir::describe(*entry1_, "map") + " and read by " +
+                  ir::describe(*entry2_, "map") + " elsewhere");
     if (const std::string *x = clash(read1, write2))
-      return fail("'" + *x + "' is read by " + mapName(*entry1_) +
-                  " and written by " + mapName(*entry2_));
+      return fail("'" + *x + "' is read by " + ir::describe(*entry1_, "map") +
+                  " and written by " + ir::describe(*entry2_, "map"));
     if (const std::string *x = clash(write1, write2))
-      return fail("'" + *x + "' is written by both " + mapName(*entry1_) +
-                  " and " + mapName(*entry2_));
+      return fail("'" + *x + "' is written by both " +
+                  ir::describe(*entry1_, "map") + " and " +
+                  ir::describe(*entry2_, "map"));
 
     std::map<NodeId, NodeId> from{{plan_.firstExit, plan_.firstExit}};
     std::deque<NodeId> todo{plan_.firstExit};
@@ -361,9 +360,9 @@ private:
       return CheckResult::success();
     const ir::Node &via = *s_.findNode(from.at(plan_.secondEntry));
     return CheckResult::failure(
-        mapName(*entry2_) + " also depends on " + mapName(*exit1_) +
-            " through '" + via.label + "' (%" + std::to_string(via.id) +
-            "); fused, the map would depend on itself",
+        ir::describe(*entry2_, "map") + " also depends on " +
+            ir::describe(*exit1_, "map") + " through " + ir::describe(via) +
+            "; fused, the map would depend on itself",
         {plan_.firstExit, via.id, plan_.secondEntry});
   }
 
@@ -378,17 +377,58 @@ private:
 
 } // namespace
 
-CheckResult MapFusion::check(const ir::Program &program, const Match &match,
-                             const Params &) const {
-  Plan plan;
-  return Planner(program, match, plan).run();
+namespace {
+
+class MapFusion : public PlannedTransformation<Plan> {
+public:
+  MapFusion();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+MapFusion::MapFusion()
+    : PlannedTransformation({
+          .id = "map-fusion",
+          .tier = Tier::Fusion,
+          .summary = "Fuse a map into the map that reads its output element by "
+                     "element",
+          .description =
+              "A map that writes a transient one element per iteration, "
+              "followed by a map over the same ranges that reads back exactly "
+              "that element in the same iteration, becomes one map: the "
+              "producing tasklet hands its value to the consuming tasklet "
+              "directly, and the transient is neither stored nor loaded (two "
+              "passes over memory disappear). Every array the first map writes "
+              "and the second reads is handed over in the same step (a diamond "
+              "such as GELU's x -> {x, erf(x)} -> product): fusing through one "
+              "of them alone would leave the others as a dependency the fused "
+              "map has on itself. When a transient has other readers it stays "
+              "materialized: the fused map still writes it. The fused map "
+              "keeps the producer's entry, label and schedule and the "
+              "consumer's exit. Exact: every value is computed as before.",
+          .pattern = Pattern()
+                         .node("first_exit", ir::NodeKind::MapExit)
+                         .node("array", ir::NodeKind::Access)
+                         .node("second_entry", ir::NodeKind::MapEntry)
+                         .edge("first_exit", "array")
+                         .edge("array", "second_entry"),
+      }) {}
+
+Planned<Plan> MapFusion::plan(const ir::Program &program, const Match &match,
+                              const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = Planner(program, match, out.plan).run();
+  return out;
 }
 
-ApplyResult MapFusion::apply(const ir::Program &program, const Match &match,
-                             const Params &) const {
-  Plan plan;
-  if (CheckResult c = Planner(program, match, plan).run(); !c)
-    throw Error("map-fusion at " + match.str() + ": " + c.reason);
+ApplyResult MapFusion::rewrite(const ir::Program &program, const Match &match,
+                               const Params &params, const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
 

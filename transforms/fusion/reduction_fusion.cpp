@@ -1,12 +1,25 @@
-#include "transforms/fusion/reduction_fusion.h"
+/// \file
+/// `reduction-fusion`: a cheap one-to-one value that a map writes into a
+/// transient is recomputed inside every map that reads it, reductions
+/// included, and the transient disappears. This is what stitches a
+/// reduction to its elementwise neighbours: softmax's scaled scores, read
+/// by the max pass, the exp-sum pass and the normalisation, or layer-norm's
+/// centred values, read by the variance pass and the normalisation, are
+/// no longer stored once and loaded several times (docs/fusion.md).
+///
+/// Ids: every node that stays keeps its id; the array's access node goes,
+/// and so does the producer map when nothing else is left in it. The
+/// recomputed tasklets are new nodes (they stand for no old one).
 
 #include "ir/analysis.h"
 #include "ir/error.h"
+#include "ir/print.h"
 #include "ir/scope.h"
 #include "ir/tasklet_types.h"
-#include "transforms/fusion/map_scope.h"
+#include "transforms/map_scope.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
+#include "transforms/transformation.h"
 
 #include <algorithm>
 #include <deque>
@@ -14,58 +27,12 @@
 
 namespace weir::transforms {
 
-std::string_view ReductionFusion::description() const {
-  return "Fusion (tier 2). A transient written one element per iteration "
-         "by a tasklet of a map, from elements the map reads, is recomputed "
-         "in every map that reads it (a reduction's accumulating map too) "
-         "instead of being stored and loaded: each consumer reads the "
-         "producer's inputs at the substituted index and computes the value "
-         "in a copy of the producing statements, handing it to its own "
-         "tasklets directly (tasklet-fusion merges them next). The transient "
-         "goes; the producer keeps its other outputs, or goes too when "
-         "nothing is left of it. This is what joins a one-to-one producer "
-         "to the several passes of softmax or layer-norm. Refused when the "
-         "value costs more than max_ops operations, a consumer reads an "
-         "element more than once (unless broadcast is true), an input is "
-         "written after the producer reads it, a reader is not a tasklet "
-         "directly in a map, or the analysed bytes moved would not drop "
-         "(unless require_gain is false). Exact: the same operations in the "
-         "same types on the same values.";
-}
-
-std::vector<ParamSpec> ReductionFusion::params() const {
-  return {{"max_ops", ParamSpec::Kind::Int, std::int64_t{4},
-           "the most operations the recomputed value may cost per element "
-           "(tasklet countOps of the statements it needs)",
-           0.0, 64.0},
-          {"broadcast", ParamSpec::Kind::Bool, false,
-           "also recompute for a consumer that reads one element in several "
-           "iterations (a broadcast read), multiplying its cost",
-           std::nullopt, std::nullopt},
-          {"require_gain", ParamSpec::Kind::Bool, true,
-           "refuse unless the analysed bytes moved drop (symbols taken as 1)",
-           std::nullopt, std::nullopt}};
-}
-
-const Pattern &ReductionFusion::pattern() const {
-  static const Pattern p = Pattern()
-                               .node("producer_exit", ir::NodeKind::MapExit)
-                               .node("array", ir::NodeKind::Access)
-                               .edge("producer_exit", "array");
-  return p;
-}
-
 namespace {
 
 using ir::EdgeId;
 using ir::NodeId;
 namespace tl = ir::tasklet;
 using namespace map_scope;
-
-std::string nodeName(const ir::Node &n) {
-  return std::string(ir::nodeKindName(n.kind)) + " '" + n.label + "' (%" +
-         std::to_string(n.id) + ")";
-}
 
 void varsOf(const tl::Expr &e, std::set<std::string> &into) {
   if (e.kind == tl::ExprKind::Var)
@@ -199,7 +166,8 @@ private:
   /// A plain transient with this one access node, written only here.
   CheckResult intermediate() {
     if (!entry_ || entry_->kind != ir::NodeKind::MapEntry)
-      return fail("the map scope of " + mapName(*exit_) + " is not paired");
+      return fail("the map scope of " + ir::describe(*exit_, "map") +
+                  " is not paired");
     const std::string &name = array_->access().container;
     plan_.container = name;
     const ir::Container *c = p_.findContainer(name);
@@ -224,15 +192,16 @@ private:
       return fail("access node '" + name + "' (%" +
                   std::to_string(plan_.array) + ") has " +
                   std::to_string(g_.in(plan_.array).size()) +
-                  " incoming edges; only " + mapName(*exit_) + " may write it");
+                  " incoming edges; only " + ir::describe(*exit_, "map") +
+                  " may write it");
     const ir::Edge &w = *g_.in(plan_.array)[0];
-    auto conn = suffix(w.srcConn, "OUT_");
+    auto conn = ir::scopeOutSuffix(w.srcConn);
     if (!conn || w.memlet.container != name || w.memlet.wcr)
-      return fail(mapName(*exit_) + " does not write '" + name +
+      return fail(ir::describe(*exit_, "map") + " does not write '" + name +
                   "' plainly (without a write-conflict resolution)");
     for (const ir::Edge *e : g_.out(plan_.producerExit))
       if (e->srcConn == w.srcConn && e->id != w.id)
-        return fail(mapName(*exit_) + " writes '" + name +
+        return fail(ir::describe(*exit_, "map") + " writes '" + name +
                     "' through more than one edge");
     plan_.exitConn = *conn;
     return CheckResult::success();
@@ -245,11 +214,12 @@ private:
     const std::string &name = plan_.container;
     std::vector<const ir::Edge *> writes;
     for (const ir::Edge *e : g_.in(plan_.producerExit))
-      if (e->dstConn == "IN_" + plan_.exitConn)
+      if (e->dstConn == ir::scopeIn(plan_.exitConn))
         writes.push_back(e);
     if (writes.size() != 1)
-      return fail(mapName(*exit_) + " collects '" + name + "' from " +
-                  std::to_string(writes.size()) + " edges inside the map");
+      return fail(ir::describe(*exit_, "map") + " collects '" + name +
+                  "' from " + std::to_string(writes.size()) +
+                  " edges inside the map");
     const ir::Edge &w = *writes[0];
     parents_ = ir::scopeParents(s_);
     const ir::Node &t = *s_.findNode(w.src);
@@ -257,9 +227,9 @@ private:
         parents_[t.id] != plan_.producerEntry || !t.tasklet().code)
       return fail("'" + name +
                   "' is not written by a tasklet directly inside " +
-                  mapName(*entry_));
+                  ir::describe(*entry_, "map"));
     if (w.memlet.wcr || w.memlet.container != name)
-      return fail(nodeName(t) + " writes '" + name +
+      return fail(ir::describe(t) + " writes '" + name +
                   "' with a write-conflict resolution");
     plan_.producer = t.id;
     plan_.producerConn = w.srcConn;
@@ -268,7 +238,7 @@ private:
     const ir::MapData &m = entry_->map();
     const ir::Container &c = p_.container(name);
     if (w.memlet.subset.dims.size() != c.shape.size())
-      return fail(nodeName(t) + " writes " + w.memlet.str() +
+      return fail(ir::describe(t) + " writes " + w.memlet.str() +
                   ", not one element per dimension");
     std::set<std::string> used;
     for (std::size_t d = 0; d < c.shape.size(); ++d) {
@@ -279,24 +249,24 @@ private:
                                                         : std::string());
       if (r.size() != ir::Expr(1) || k == m.params.end() ||
           !used.insert(*k).second)
-        return fail(mapName(*entry_) + " writes " + w.memlet.str() +
+        return fail(ir::describe(*entry_, "map") + " writes " + w.memlet.str() +
                     "; only an index made of distinct map parameters can be "
                     "recomputed elsewhere");
       const ir::Range &range = m.ranges[k - m.params.begin()];
       if (range.begin != ir::Expr(0) || range.end != c.shape[d] ||
           range.step != ir::Expr(1))
-        return fail(mapName(*entry_) + " writes '" + name + "' at " +
-                    w.memlet.str() + " over " + *k + " = " + range.str() +
-                    ", not the whole dimension " + std::to_string(d) + " (" +
-                    c.shape[d].str() + ")");
+        return fail(ir::describe(*entry_, "map") + " writes '" + name +
+                    "' at " + w.memlet.str() + " over " + *k + " = " +
+                    range.str() + ", not the whole dimension " +
+                    std::to_string(d) + " (" + c.shape[d].str() + ")");
       plan_.params.push_back(*k);
     }
     for (std::size_t k = 0; k < m.params.size(); ++k) {
       if (used.count(m.params[k]))
         continue;
       if (m.ranges[k].size() != ir::Expr(1))
-        return fail(mapName(*entry_) + " writes each element of '" + name +
-                    "' once for every value of '" + m.params[k] + "'");
+        return fail(ir::describe(*entry_, "map") + " writes each element of '" +
+                    name + "' once for every value of '" + m.params[k] + "'");
       plan_.fixed[m.params[k]] = m.ranges[k].begin;
     }
 
@@ -308,14 +278,14 @@ private:
     if (!keepsTypes(t, plan_.slice, {plan_.producerConn}) ||
         (!rest.empty() &&
          !keepsTypes(t, sliceFor(*t.tasklet().code, rest), rest)))
-      return fail("separated from the rest of the body of " + nodeName(t) +
+      return fail("separated from the rest of the body of " + ir::describe(t) +
                   ", the statements computing '" + plan_.producerConn +
                   "' would compute in other types (a temporary takes the "
                   "type of its first value)");
     std::int64_t ops = tl::countOps(plan_.slice);
     if (ops > maxOps_)
       return fail("'" + name + "' costs " + std::to_string(ops) +
-                  " operations per element in " + nodeName(t) +
+                  " operations per element in " + ir::describe(t) +
                   "; max_ops is " + std::to_string(maxOps_));
     return CheckResult::success();
   }
@@ -331,23 +301,24 @@ private:
         if (e->dstConn == var)
           in = e;
       if (!in)
-        return fail("input '" + var + "' of " + nodeName(t) + " has no edge");
-      auto x = suffix(in->srcConn, "OUT_");
+        return fail("input '" + var + "' of " + ir::describe(t) +
+                    " has no edge");
+      auto x = ir::scopeOutSuffix(in->srcConn);
       if (in->src != plan_.producerEntry || !x || in->memlet.empty())
-        return fail(nodeName(t) + " takes '" + var + "' from " +
-                        nodeName(*s_.findNode(in->src)) +
+        return fail(ir::describe(t) + " takes '" + var + "' from " +
+                        ir::describe(*s_.findNode(in->src)) +
                         ", not from a container the map reads",
                     {in->src});
       if (in->memlet.wcr || in->memlet.subset.volume() != ir::Expr(1))
-        return fail(nodeName(t) + " reads " + in->memlet.str() +
+        return fail(ir::describe(t) + " reads " + in->memlet.str() +
                     "; only single elements are recomputed");
       const ir::Edge *outer = nullptr;
       for (const ir::Edge *e : g_.in(plan_.producerEntry))
-        if (e->dstConn == "IN_" + *x)
+        if (e->dstConn == ir::scopeIn(*x))
           outer = e;
       const ir::Node *src = outer ? s_.findNode(outer->src) : nullptr;
       if (!src || src->kind != ir::NodeKind::Access)
-        return fail(mapName(*entry_) + " does not read '" +
+        return fail(ir::describe(*entry_, "map") + " does not read '" +
                     in->memlet.container + "' from an access node");
       if (CheckResult r = notWrittenAfter(rootOf(p_, in->memlet.container)); !r)
         return r;
@@ -378,14 +349,17 @@ private:
         for (const auto &[entry, later] : after) {
           const ir::Node &c = *s_.findNode(entry);
           if (e->src == c.map().partner)
-            return fail("'" + root + "' is written by " + mapName(c) +
+            return fail("'" + root + "' is written by " +
+                            ir::describe(c, "map") +
                             ", which would then read it too",
                         {entry});
           if (!later.count(n.id))
             return fail("'" + root + "' is written at access node %" +
                             std::to_string(n.id) + ", after " +
-                            mapName(*entry_) + " reads it but not after " +
-                            mapName(c) + ", which would read it recomputing",
+                            ir::describe(*entry_, "map") +
+                            " reads it but not after " +
+                            ir::describe(c, "map") +
+                            ", which would read it recomputing",
                         {n.id, entry});
         }
       }
@@ -417,39 +391,41 @@ private:
         continue;
       }
       const ir::Node &n = *s_.findNode(e->dst);
-      auto x = suffix(e->dstConn, "IN_");
+      auto x = ir::scopeInSuffix(e->dstConn);
       if (n.kind != ir::NodeKind::MapEntry || !x || e->memlet.wcr)
-        return fail("'" + name + "' is read by " + nodeName(n) +
+        return fail("'" + name + "' is read by " + ir::describe(n) +
                         ", which cannot recompute it (only maps can)",
                     {n.id});
       if (parents_[n.id] != scope)
-        return fail(mapName(n) + " is in another scope than " +
-                        mapName(*entry_),
+        return fail(ir::describe(n, "map") + " is in another scope than " +
+                        ir::describe(*entry_, "map"),
                     {n.id});
       if (std::any_of(plan_.consumers.begin(), plan_.consumers.end(),
                       [&](const Consumer &c) { return c.entry == n.id; }))
-        return fail(mapName(n) + " reads '" + name + "' through two edges",
+        return fail(ir::describe(n, "map") + " reads '" + name +
+                        "' through two edges",
                     {n.id});
       Consumer c{n.id, e->id, *x, {}};
       for (const ir::Edge *r : g_.out(n.id)) {
-        if (r->srcConn != "OUT_" + *x)
+        if (r->srcConn != ir::scopeOut(*x))
           continue;
         const ir::Node &t = *s_.findNode(r->dst);
         if (t.kind != ir::NodeKind::Tasklet || parents_[t.id] != n.id)
-          return fail(mapName(n) + " reads '" + name + "' in " + nodeName(t) +
+          return fail(ir::describe(n, "map") + " reads '" + name + "' in " +
+                          ir::describe(t) +
                           ", not a tasklet directly inside it",
                       {n.id, t.id});
         const ir::Connector *wanted = t.findInput(r->dstConn);
         if (r->memlet.wcr || r->memlet.container != name || !wanted ||
             wanted->dtype != plan_.dtype ||
             r->memlet.subset.volume() != ir::Expr(1))
-          return fail(nodeName(t) + " reads " + r->memlet.str() + " as '" +
+          return fail(ir::describe(t) + " reads " + r->memlet.str() + " as '" +
                           r->dstConn +
                           "'; only single elements of the array's dtype are "
                           "recomputed",
                       {n.id, t.id});
         if (!broadcast_ && !distinctPerIteration(r->memlet.subset, n.map()))
-          return fail(mapName(n) + " reads " + r->memlet.str() +
+          return fail(ir::describe(n, "map") + " reads " + r->memlet.str() +
                           ", the same element in several iterations; "
                           "recomputing it there repeats the work (broadcast "
                           "is false)",
@@ -464,12 +440,12 @@ private:
           same->second.push_back(r->id);
       }
       if (c.reads.empty())
-        return fail(mapName(n) + " takes '" + name +
+        return fail(ir::describe(n, "map") + " takes '" + name +
                         "' in but no node inside reads it",
                     {n.id});
       for (const ir::Connector &in : n.inputs)
-        if (in.name == "IN_" + *x && !n.findOutput("OUT_" + *x))
-          return fail(mapName(n) + " has no OUT_" + *x, {n.id});
+        if (in.name == ir::scopeIn(*x) && !n.findOutput(ir::scopeOut(*x)))
+          return fail(ir::describe(n, "map") + " has no OUT_" + *x, {n.id});
       plan_.consumers.push_back(std::move(c));
     }
     if (plan_.consumers.empty())
@@ -492,10 +468,12 @@ void eraseEdge(ir::State &s, EdgeId id) {
 }
 
 void erasePair(ir::Node &n, const std::string &x) {
-  std::erase_if(n.inputs,
-                [&](const ir::Connector &c) { return c.name == "IN_" + x; });
-  std::erase_if(n.outputs,
-                [&](const ir::Connector &c) { return c.name == "OUT_" + x; });
+  std::erase_if(n.inputs, [&](const ir::Connector &c) {
+    return c.name == ir::scopeIn(x);
+  });
+  std::erase_if(n.outputs, [&](const ir::Connector &c) {
+    return c.name == ir::scopeOut(x);
+  });
 }
 
 /// The scope connector of `entry` through which `input` arrives, added
@@ -504,13 +482,14 @@ std::string entryConnFor(ir::Program &p, ir::State &s, NodeId entry,
                          const Input &input) {
   for (const ir::Edge &e : s.edges)
     if (e.dst == entry && e.src == input.source &&
-        sameMemlet(e.memlet, input.outerMemlet) && e.dstConn.starts_with("IN_"))
-      return e.dstConn.substr(3);
+        sameMemlet(e.memlet, input.outerMemlet) &&
+        ir::scopeInSuffix(e.dstConn).has_value())
+      return ir::scopeSuffix(e.dstConn);
   ir::Node &n = *s.findNode(entry);
   std::string x = freshPair(n, input.outerMemlet.container);
-  n.inputs.push_back({"IN_" + x, input.dtype});
-  n.outputs.push_back({"OUT_" + x, input.dtype});
-  ir::addEdge(p, s, input.source, "", entry, "IN_" + x, input.outerMemlet);
+  n.inputs.push_back({ir::scopeIn(x), input.dtype});
+  n.outputs.push_back({ir::scopeOut(x), input.dtype});
+  ir::addEdge(p, s, input.source, "", entry, ir::scopeIn(x), input.outerMemlet);
   return x;
 }
 
@@ -558,11 +537,11 @@ void pruneProducer(ir::Program &p, ir::State &s, const Plan &plan,
           return e.src == entry.id && e.srcConn == c.name;
         });
     if (!used)
-      unused.push_back(c.name.substr(4));
+      unused.push_back(ir::scopeSuffix(c.name));
   }
   for (const std::string &x : unused) {
     std::erase_if(s.edges, [&](const ir::Edge &e) {
-      return e.dst == entry.id && e.dstConn == "IN_" + x;
+      return e.dst == entry.id && e.dstConn == ir::scopeIn(x);
     });
     erasePair(entry, x);
   }
@@ -630,7 +609,7 @@ ApplyResult rewrite(const ir::Program &program, const std::string &state,
         std::string x = entryConnFor(p, s, c.entry, in);
         ir::Memlet m = in.inner;
         m.subset = renamed(m.subset, at);
-        ir::addEdge(p, s, c.entry, "OUT_" + x, id, in.conn, m);
+        ir::addEdge(p, s, c.entry, ir::scopeOut(x), id, in.conn, m);
       }
       for (EdgeId e : edges) {
         ir::Edge &read = edgeWithId(s, e);
@@ -687,6 +666,62 @@ std::int64_t bytesAtOne(const ir::Program &p) {
 }
 
 } // namespace
+
+namespace {
+
+class ReductionFusion : public Transformation {
+public:
+  ReductionFusion();
+  CheckResult check(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+  ApplyResult apply(const ir::Program &program, const Match &match,
+                    const Params &params) const override;
+};
+
+} // namespace
+
+ReductionFusion::ReductionFusion()
+    : Transformation({
+          .id = "reduction-fusion",
+          .tier = Tier::Fusion,
+          .summary = "Recompute a cheap elementwise value in every map that "
+                     "reads it, reductions included, instead of storing it",
+          .description =
+              "A transient written one element per iteration by a tasklet of a "
+              "map, from elements the map reads, is recomputed in every map "
+              "that reads it (a reduction's accumulating map too) instead of "
+              "being stored and loaded: each consumer reads the producer's "
+              "inputs at the substituted index and computes the value in a "
+              "copy of the producing statements, handing it to its own "
+              "tasklets directly (tasklet-fusion merges them next). The "
+              "transient goes; the producer keeps its other outputs, or goes "
+              "too when nothing is left of it. This is what joins a one-to-one "
+              "producer to the several passes of softmax or layer-norm. "
+              "Refused when the value costs more than max_ops operations, a "
+              "consumer reads an element more than once (unless broadcast is "
+              "true), an input is written after the producer reads it, a "
+              "reader is not a tasklet directly in a map, or the analysed "
+              "bytes moved would not drop (unless require_gain is false). "
+              "Exact: the same operations in the same types on the same "
+              "values.",
+          .params =
+              {{"max_ops", ParamSpec::Kind::Int, std::int64_t{4},
+                "the most operations the recomputed value may cost per element "
+                "(tasklet countOps of the statements it needs)",
+                0.0, 64.0},
+               {"broadcast", ParamSpec::Kind::Bool, false,
+                "also recompute for a consumer that reads one element in "
+                "several iterations (a broadcast read), multiplying its cost",
+                std::nullopt, std::nullopt},
+               {"require_gain", ParamSpec::Kind::Bool, true,
+                "refuse unless the analysed bytes moved drop (symbols taken as "
+                "1)",
+                std::nullopt, std::nullopt}},
+          .pattern = Pattern()
+                         .node("producer_exit", ir::NodeKind::MapExit)
+                         .node("array", ir::NodeKind::Access)
+                         .edge("producer_exit", "array"),
+      }) {}
 
 CheckResult ReductionFusion::check(const ir::Program &program,
                                    const Match &match,

@@ -1,8 +1,17 @@
-#include "transforms/fusion/sibling_map_fusion.h"
+/// \file
+/// `sibling-map-fusion`: two maps over the same ranges that read the same
+/// data and do not depend on each other become one map, which reads the
+/// shared data once (DaCe's horizontal MapFusion; DNNFusion's fusion of
+/// operators sharing an input).
+///
+/// Ids: the fused map keeps the first map's entry and exit; the id map
+/// sends the second's entry and exit to them.
 
 #include "ir/error.h"
+#include "ir/print.h"
 #include "ir/scope.h"
-#include "transforms/fusion/map_scope.h"
+#include "transforms/map_scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -11,29 +20,6 @@
 #include <set>
 
 namespace weir::transforms {
-
-std::string_view SiblingMapFusion::description() const {
-  return "Fusion (tier 2). Two maps over the same ranges (up to parameter "
-         "names) that both read a container from the same access node, "
-         "neither depending on the other, become one map: the data they "
-         "share is read through one connector (one pass over memory "
-         "instead of two), and each body runs as before in the same "
-         "iteration. Refused when a container one map writes is read or "
-         "written by the other, when one map reaches the other through the "
-         "graph, or when the ranges or scopes differ. The fused map keeps "
-         "the first map's entry, exit, label and schedule. Exact: every "
-         "value is computed as before.";
-}
-
-const Pattern &SiblingMapFusion::pattern() const {
-  static const Pattern p = Pattern()
-                               .node("data", ir::NodeKind::Access)
-                               .node("first", ir::NodeKind::MapEntry)
-                               .node("second", ir::NodeKind::MapEntry)
-                               .edge("data", "first")
-                               .edge("data", "second");
-  return p;
-}
 
 namespace {
 
@@ -83,16 +69,17 @@ private:
   CheckResult scopes() {
     if (!exit1_ || !exit2_ || exit1_->kind != ir::NodeKind::MapExit ||
         exit2_->kind != ir::NodeKind::MapExit)
-      return fail("the map scopes of " + mapName(*entry1_) + " and " +
-                  mapName(*entry2_) + " are not paired");
+      return fail("the map scopes of " + ir::describe(*entry1_, "map") +
+                  " and " + ir::describe(*entry2_, "map") + " are not paired");
     if (!pairedConnectors(*entry1_) || !pairedConnectors(*exit1_) ||
         !pairedConnectors(*entry2_) || !pairedConnectors(*exit2_))
-      return fail("the scope connectors of " + mapName(*entry1_) + " or " +
-                  mapName(*entry2_) + " are not IN_x/OUT_x pairs");
+      return fail("the scope connectors of " + ir::describe(*entry1_, "map") +
+                  " or " + ir::describe(*entry2_, "map") +
+                  " are not IN_x/OUT_x pairs");
     parents_ = ir::scopeParents(s_);
     if (parents_[plan_.firstEntry] != parents_[plan_.secondEntry])
-      return fail(mapName(*entry1_) + " and " + mapName(*entry2_) +
-                  " are in different scopes");
+      return fail(ir::describe(*entry1_, "map") + " and " +
+                  ir::describe(*entry2_, "map") + " are in different scopes");
     return CheckResult::success();
   }
 
@@ -110,12 +97,13 @@ private:
         b = e;
     }
     if (!a || !b)
-      return fail("'" + name + "' only orders " + mapName(*entry1_) + " and " +
-                  mapName(*entry2_) + "; they share no data");
+      return fail("'" + name + "' only orders " +
+                  ir::describe(*entry1_, "map") + " and " +
+                  ir::describe(*entry2_, "map") + "; they share no data");
     if (!sameMemlet(a->memlet, b->memlet))
-      return fail(mapName(*entry1_) + " reads " + a->memlet.str() + " and " +
-                  mapName(*entry2_) + " reads " + b->memlet.str() +
-                  "; only an equal read is shared");
+      return fail(ir::describe(*entry1_, "map") + " reads " + a->memlet.str() +
+                  " and " + ir::describe(*entry2_, "map") + " reads " +
+                  b->memlet.str() + "; only an equal read is shared");
     return CheckResult::success();
   }
 
@@ -123,15 +111,17 @@ private:
   CheckResult ranges() {
     const ir::MapData &m1 = entry1_->map(), &m2 = entry2_->map();
     if (m1.params.size() != m2.params.size())
-      return fail(mapName(*entry1_) + " has " +
+      return fail(ir::describe(*entry1_, "map") + " has " +
                   std::to_string(m1.params.size()) + " dimensions and " +
-                  mapName(*entry2_) + " " + std::to_string(m2.params.size()));
+                  ir::describe(*entry2_, "map") + " " +
+                  std::to_string(m2.params.size()));
     for (std::size_t k = 0; k < m1.params.size(); ++k)
       plan_.rename.insert_or_assign(m2.params[k],
                                     ir::Expr::symbol(m1.params[k]));
     for (std::size_t k = 0; k < m1.ranges.size(); ++k)
       if (renamed(m2.ranges[k], plan_.rename) != m1.ranges[k])
-        return fail(mapName(*entry1_) + " and " + mapName(*entry2_) +
+        return fail(ir::describe(*entry1_, "map") + " and " +
+                    ir::describe(*entry2_, "map") +
                     " iterate over different ranges: " + rangesText(m1) +
                     " and " + rangesText(m2));
     return CheckResult::success();
@@ -141,8 +131,8 @@ private:
   /// binds one of the names, nor a node whose attributes may name them.
   CheckResult renaming() {
     plan_.secondBody = bodyOf(parents_, plan_.secondEntry);
-    if (auto why = renamingConflict(s_, *entry2_, plan_.secondBody,
-                                    plan_.rename))
+    if (auto why =
+            renamingConflict(s_, *entry2_, plan_.secondBody, plan_.rename))
       return fail(*why);
     return CheckResult::success();
   }
@@ -162,7 +152,8 @@ private:
       }
       if (seen.count(to)) {
         const ir::Node &a = *s_.findNode(s_.findNode(from)->map().partner);
-        return fail(mapName(*s_.findNode(to)) + " depends on " + mapName(a) +
+        return fail(ir::describe(*s_.findNode(to), "map") + " depends on " +
+                    ir::describe(a, "map") +
                     "; fused, the map would depend on itself");
       }
     }
@@ -184,16 +175,19 @@ private:
     collect(g_.out(plan_.secondExit), write2);
     for (const std::string &x : write1) {
       if (read2.count(x))
-        return fail("'" + x + "' is written by " + mapName(*entry1_) +
-                    " and read by " + mapName(*entry2_));
+        return fail("'" + x + "' is written by " +
+                    ir::describe(*entry1_, "map") + " and read by " +
+                    ir::describe(*entry2_, "map"));
       if (write2.count(x))
-        return fail("'" + x + "' is written by both " + mapName(*entry1_) +
-                    " and " + mapName(*entry2_));
+        return fail("'" + x + "' is written by both " +
+                    ir::describe(*entry1_, "map") + " and " +
+                    ir::describe(*entry2_, "map"));
     }
     for (const std::string &x : write2)
       if (read1.count(x))
-        return fail("'" + x + "' is written by " + mapName(*entry2_) +
-                    " and read by " + mapName(*entry1_));
+        return fail("'" + x + "' is written by " +
+                    ir::describe(*entry2_, "map") + " and read by " +
+                    ir::describe(*entry1_, "map"));
     return CheckResult::success();
   }
 
@@ -207,17 +201,57 @@ private:
 
 } // namespace
 
-CheckResult SiblingMapFusion::check(const ir::Program &program,
-                                    const Match &match, const Params &) const {
-  Plan plan;
-  return Planner(program, match, plan).run();
+namespace {
+
+class SiblingMapFusion : public PlannedTransformation<Plan> {
+public:
+  SiblingMapFusion();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+SiblingMapFusion::SiblingMapFusion()
+    : PlannedTransformation({
+          .id = "sibling-map-fusion",
+          .tier = Tier::Fusion,
+          .summary = "Join two independent maps over the same ranges that read "
+                     "the same data",
+          .description =
+              "Two maps over the same ranges (up to parameter names) that both "
+              "read a container from the same access node, neither depending "
+              "on the other, become one map: the data they share is read "
+              "through one connector (one pass over memory instead of two), "
+              "and each body runs as before in the same iteration. Refused "
+              "when a container one map writes is read or written by the "
+              "other, when one map reaches the other through the graph, or "
+              "when the ranges or scopes differ. The fused map keeps the first "
+              "map's entry, exit, label and schedule. Exact: every value is "
+              "computed as before.",
+          .pattern = Pattern()
+                         .node("data", ir::NodeKind::Access)
+                         .node("first", ir::NodeKind::MapEntry)
+                         .node("second", ir::NodeKind::MapEntry)
+                         .edge("data", "first")
+                         .edge("data", "second"),
+      }) {}
+
+Planned<Plan> SiblingMapFusion::plan(const ir::Program &program,
+                                     const Match &match,
+                                     const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = Planner(program, match, out.plan).run();
+  return out;
 }
 
-ApplyResult SiblingMapFusion::apply(const ir::Program &program,
-                                    const Match &match, const Params &) const {
-  Plan plan;
-  if (CheckResult c = Planner(program, match, plan).run(); !c)
-    throw Error("sibling-map-fusion at " + match.str() + ": " + c.reason);
+ApplyResult SiblingMapFusion::rewrite(const ir::Program &program,
+                                      const Match &match, const Params &params,
+                                      const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
   renameBody(s, plan.secondEntry, plan.secondBody, plan.rename);

@@ -1,8 +1,18 @@
-#include "transforms/fusion/tasklet_fusion.h"
+/// \file
+/// `tasklet-fusion`: a tasklet that hands a value directly to another
+/// tasklet in the same scope (an empty memlet between their connectors, as
+/// map-fusion leaves them) becomes one tasklet running the first body, then
+/// the second (DaCe's TaskletFusion).
+///
+/// Ids: the fused tasklet keeps the first tasklet's id; the id map sends
+/// the second to it, so every other match listed before the fusion (the next
+/// link of a chain a → b → c, in either order) still names existing nodes.
 
 #include "ir/error.h"
+#include "ir/print.h"
 #include "ir/scope.h"
 #include "ir/tasklet_types.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -12,36 +22,6 @@
 
 namespace weir::transforms {
 
-std::string_view TaskletFusion::description() const {
-  return "Fusion (tier 2). A tasklet that hands a value directly to another "
-         "tasklet in the same scope (an empty memlet between their "
-         "connectors, as map-fusion leaves them) becomes one tasklet: the "
-         "first body, its handed-over outputs and its temporaries renamed to "
-         "fresh temporaries, then the second body reading those "
-         "temporaries. Inputs of both become inputs of the fused tasklet "
-         "(one read through an equal edge from the same source is shared); "
-         "names that clash are renamed. A handed-over value that something "
-         "else also reads stays an output of the fused tasklet (unless "
-         "keep_outputs is false, which refuses the match). The fused "
-         "tasklet keeps the first tasklet's id. Exact: the same operations "
-         "in the same order and types.";
-}
-
-std::vector<ParamSpec> TaskletFusion::params() const {
-  return {{"keep_outputs", ParamSpec::Kind::Bool, true,
-           "when a handed-over value is also read elsewhere, keep it as an "
-           "output of the fused tasklet (false: refuse the match)",
-           std::nullopt, std::nullopt}};
-}
-
-const Pattern &TaskletFusion::pattern() const {
-  static const Pattern p = Pattern()
-                               .node("first", ir::NodeKind::Tasklet)
-                               .node("second", ir::NodeKind::Tasklet)
-                               .edge("first", "second");
-  return p;
-}
-
 namespace {
 
 using ir::EdgeId;
@@ -49,16 +29,11 @@ using ir::NodeId;
 namespace tl = ir::tasklet;
 using Names = std::map<std::string, std::string, std::less<>>;
 
-std::string taskletName(const ir::Node &n) {
-  return "tasklet '" + n.label + "' (%" + std::to_string(n.id) + ")";
-}
-
 std::string nodeName(const ir::State &s, NodeId id) {
   const ir::Node *n = s.findNode(id);
   if (!n)
     return "node %" + std::to_string(id);
-  return std::string(ir::nodeKindName(n->kind)) + " '" + n->label + "' (%" +
-         std::to_string(id) + ")";
+  return ir::describe(*n);
 }
 
 std::string edgeName(const ir::Edge &e) {
@@ -156,17 +131,17 @@ private:
     for (const ir::Node *n : {a_, b_}) {
       if (!std::holds_alternative<ir::TaskletData>(n->payload) ||
           !n->tasklet().code)
-        return fail(taskletName(*n) + " has no parsed body");
+        return fail(ir::describe(*n, "tasklet") + " has no parsed body");
       std::set<std::string> names;
       for (const auto *conns : {&n->inputs, &n->outputs})
         for (const ir::Connector &c : *conns)
           if (!names.insert(c.name).second)
-            return fail(taskletName(*n) + " has two connectors named '" +
-                        c.name + "'");
+            return fail(ir::describe(*n, "tasklet") +
+                        " has two connectors named '" + c.name + "'");
       std::vector<tl::TypeIssue> issues = tl::typeCheck(
           *n->tasklet().code, typesOf(n->inputs), typesOf(n->outputs));
       if (!issues.empty())
-        return fail(taskletName(*n) +
+        return fail(ir::describe(*n, "tasklet") +
                     " does not type check: " + issues[0].message);
     }
     return CheckResult::success();
@@ -182,29 +157,32 @@ private:
       if (isOrdering(*e))
         continue;
       if (e->memlet.wcr)
-        return fail(edgeName(*e) + " from " + taskletName(*a_) + " to " +
-                    taskletName(*b_) + " has a write-conflict resolution (" +
+        return fail(edgeName(*e) + " from " + ir::describe(*a_, "tasklet") +
+                    " to " + ir::describe(*b_, "tasklet") +
+                    " has a write-conflict resolution (" +
                     std::string(ir::wcrName(*e->memlet.wcr)) + ")");
       if (!e->memlet.empty())
-        return fail(edgeName(*e) + " from " + taskletName(*a_) + " to " +
-                    taskletName(*b_) +
+        return fail(edgeName(*e) + " from " + ir::describe(*a_, "tasklet") +
+                    " to " + ir::describe(*b_, "tasklet") +
                     " names a container; only a value handed over on an "
                     "empty memlet fuses");
       const ir::Connector *out = a_->findOutput(e->srcConn);
       const ir::Connector *in = b_->findInput(e->dstConn);
       if (!out || !in)
         return fail(edgeName(*e) + " does not connect an output of " +
-                    taskletName(*a_) + " to an input of " + taskletName(*b_));
+                    ir::describe(*a_, "tasklet") + " to an input of " +
+                    ir::describe(*b_, "tasklet"));
       if (out->dtype != in->dtype)
-        return fail(taskletName(*a_) + " hands '" + out->name + "' over as " +
-                    std::string(ir::dtypeName(out->dtype)) + " but " +
-                    taskletName(*b_) + " takes it as '" + in->name +
-                    "': " + std::string(ir::dtypeName(in->dtype)));
+        return fail(ir::describe(*a_, "tasklet") + " hands '" + out->name +
+                    "' over as " + std::string(ir::dtypeName(out->dtype)) +
+                    " but " + ir::describe(*b_, "tasklet") + " takes it as '" +
+                    in->name + "': " + std::string(ir::dtypeName(in->dtype)));
       handed_.insert(out->name);
       takes_[in->name] = out->name;
     }
     if (handed_.empty())
-      return fail(taskletName(*a_) + " and " + taskletName(*b_) +
+      return fail(ir::describe(*a_, "tasklet") + " and " +
+                  ir::describe(*b_, "tasklet") +
                   " are only ordered; no value is handed over");
     return CheckResult::success();
   }
@@ -222,8 +200,8 @@ private:
                                   : "in map '" + entry->label + "' (%" +
                                         std::to_string(scope) + ")";
     };
-    return fail(taskletName(*a_) + " is " + where(pa) + " and " +
-                taskletName(*b_) + " " + where(pb) +
+    return fail(ir::describe(*a_, "tasklet") + " is " + where(pa) + " and " +
+                ir::describe(*b_, "tasklet") + " " + where(pb) +
                 "; only tasklets in the same scope fuse");
   }
 
@@ -236,18 +214,18 @@ private:
         continue;
       if (e->memlet.wcr)
         return CheckResult::failure(
-            taskletName(*a_) + " also writes '" + e->srcConn + "' as " +
-                e->memlet.str() + " into " + nodeName(s_, e->dst) +
+            ir::describe(*a_, "tasklet") + " also writes '" + e->srcConn +
+                "' as " + e->memlet.str() + " into " + nodeName(s_, e->dst) +
                 " with a write-conflict resolution (" +
                 std::string(ir::wcrName(*e->memlet.wcr)) +
                 "); a value handed over must not be one",
             {plan_.first, plan_.second, e->dst});
       if (!keepOutputs_)
-        return CheckResult::failure("output '" + e->srcConn + "' of " +
-                                        taskletName(*a_) + " is also read by " +
-                                        nodeName(s_, e->dst) +
-                                        " (keep_outputs is false)",
-                                    {plan_.first, plan_.second, e->dst});
+        return CheckResult::failure(
+            "output '" + e->srcConn + "' of " + ir::describe(*a_, "tasklet") +
+                " is also read by " + nodeName(s_, e->dst) +
+                " (keep_outputs is false)",
+            {plan_.first, plan_.second, e->dst});
       kept_.insert(e->srcConn);
     }
     for (const ir::Connector &c : b_->inputs) {
@@ -255,16 +233,17 @@ private:
           g_.in(plan_.second).begin(), g_.in(plan_.second).end(),
           [&](const ir::Edge *e) { return e->dstConn == c.name; });
       if (n != 1)
-        return fail("input '" + c.name + "' of " + taskletName(*b_) + " has " +
-                    std::to_string(n) + " incoming edges");
+        return fail("input '" + c.name + "' of " +
+                    ir::describe(*b_, "tasklet") + " has " + std::to_string(n) +
+                    " incoming edges");
     }
     for (const ir::Edge *e : g_.in(plan_.second))
       if (!e->dstConn.empty() && !b_->findInput(e->dstConn))
-        return fail(edgeName(*e) + " enters " + taskletName(*b_) +
+        return fail(edgeName(*e) + " enters " + ir::describe(*b_, "tasklet") +
                     " through '" + e->dstConn + "', which it lacks");
     for (const ir::Edge *e : g_.out(plan_.second))
       if (!e->srcConn.empty() && !b_->findOutput(e->srcConn))
-        return fail(edgeName(*e) + " leaves " + taskletName(*b_) +
+        return fail(edgeName(*e) + " leaves " + ir::describe(*b_, "tasklet") +
                     " through '" + e->srcConn + "', which it lacks");
     return CheckResult::success();
   }
@@ -285,8 +264,8 @@ private:
       return CheckResult::success();
     NodeId via = from.at(plan_.second);
     return CheckResult::failure(
-        taskletName(*b_) + " also depends on " + taskletName(*a_) +
-            " through " + nodeName(s_, via) +
+        ir::describe(*b_, "tasklet") + " also depends on " +
+            ir::describe(*a_, "tasklet") + " through " + nodeName(s_, via) +
             "; fused, the tasklet would depend on itself",
         {plan_.first, via, plan_.second});
   }
@@ -395,7 +374,7 @@ private:
         "literal has none of its own)";
     if (std::vector<tl::TypeIssue> issues = tl::typeCheck(code, in, out);
         !issues.empty())
-      return fail("fused, the body of " + taskletName(n) +
+      return fail("fused, the body of " + ir::describe(n, "tasklet") +
                   " would not type check: " + issues[0].message + kWhy);
     tl::SettledTypes types = tl::settleTypes(code, in, out);
     const tl::Code &original = *n.tasklet().code;
@@ -407,7 +386,7 @@ private:
       if (before.targetType[k] != types.targetType[offset + k] ||
           !sameTypes(*s.value, before, *f.value, types))
         return fail("fused, statement " + std::to_string(k + 1) + " of " +
-                    taskletName(n) + " ('" + s.target + " = " +
+                    ir::describe(n, "tasklet") + " ('" + s.target + " = " +
                     tl::print(*s.value) + "') would compute in another type" +
                     kWhy);
     }
@@ -445,20 +424,63 @@ private:
 
 } // namespace
 
-CheckResult TaskletFusion::check(const ir::Program &program, const Match &match,
-                                 const Params &params) const {
-  Plan plan;
-  return Planner(program, match, boolParam(params, "keep_outputs"), plan).run();
+namespace {
+
+class TaskletFusion : public PlannedTransformation<Plan> {
+public:
+  TaskletFusion();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+TaskletFusion::TaskletFusion()
+    : PlannedTransformation({
+          .id = "tasklet-fusion",
+          .tier = Tier::Fusion,
+          .summary = "Fuse a tasklet into the tasklet it hands its value to",
+          .description =
+              "A tasklet that hands a value directly to another tasklet in the "
+              "same scope (an empty memlet between their connectors, as "
+              "map-fusion leaves them) becomes one tasklet: the first body, "
+              "its handed-over outputs and its temporaries renamed to fresh "
+              "temporaries, then the second body reading those temporaries. "
+              "Inputs of both become inputs of the fused tasklet (one read "
+              "through an equal edge from the same source is shared); names "
+              "that clash are renamed. A handed-over value that something else "
+              "also reads stays an output of the fused tasklet (unless "
+              "keep_outputs is false, which refuses the match). The fused "
+              "tasklet keeps the first tasklet's id. Exact: the same "
+              "operations in the same order and types.",
+          .params =
+              {{"keep_outputs", ParamSpec::Kind::Bool, true,
+                "when a handed-over value is also read elsewhere, keep it as "
+                "an output of the fused tasklet (false: refuse the match)",
+                std::nullopt, std::nullopt}},
+          .pattern = Pattern()
+                         .node("first", ir::NodeKind::Tasklet)
+                         .node("second", ir::NodeKind::Tasklet)
+                         .edge("first", "second"),
+      }) {}
+
+Planned<Plan> TaskletFusion::plan(const ir::Program &program,
+                                  const Match &match,
+                                  const Params &params) const {
+  Planned<Plan> out;
+  out.verdict =
+      Planner(program, match, boolParam(params, "keep_outputs"), out.plan)
+          .run();
+  return out;
 }
 
-ApplyResult TaskletFusion::apply(const ir::Program &program, const Match &match,
-                                 const Params &params) const {
-  Plan plan;
-  if (CheckResult c =
-          Planner(program, match, boolParam(params, "keep_outputs"), plan)
-              .run();
-      !c)
-    throw Error("tasklet-fusion at " + match.str() + ": " + c.reason);
+ApplyResult TaskletFusion::rewrite(const ir::Program &program,
+                                   const Match &match, const Params &params,
+                                   const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
 

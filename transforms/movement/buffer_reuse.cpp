@@ -1,8 +1,32 @@
+/// \file
+/// `buffer-reuse` (DaCe's TransientReuse): transients of the same dtype,
+/// shape, strides and storage whose lifetimes are ordered by the dataflow
+/// share one container, so the backend allocates fewer buffers.
+///
+/// Container B is merged into A (B's uses renamed to A) only when every
+/// access of A happens before every access of B in every order the backend
+/// may run the program: A's states come before B's, or, in the one state
+/// they share, there is a path in the state's top-level dataflow graph (a
+/// map with its body counting as one node) from each top-level node
+/// touching A to each touching B. The lowering order is only one
+/// topological order; a path is what every order keeps, so the rename
+/// creates no write-after-read or write-after-write hazard. B must also
+/// never read the zeros its own buffer starts with: one write with no
+/// write-conflict resolution covers all of B before anything else touches
+/// it. Arguments, constants, views and the targets of views are never
+/// merged. With parameter `order`, lifetimes the dataflow leaves unordered
+/// (in one state, no use of B reaching a use of A) are ordered first by empty
+/// edges from the earlier one's last uses to the later one's first uses,
+/// so that every order the backend may choose keeps them apart. Whole
+/// program; exact.
+
 #include "transforms/movement/buffer_reuse.h"
 
 #include "ir/error.h"
 #include "ir/memory.h"
 #include "ir/primitives.h"
+#include "ir/scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -12,31 +36,6 @@
 #include <unordered_map>
 
 namespace weir::transforms {
-
-std::string_view BufferReuse::description() const {
-  return "Data movement (tier 3), in the manner of DaCe's TransientReuse. "
-         "The CPU backend allocates one buffer per transient for the whole "
-         "run. Transients with the same dtype, shape, strides and storage "
-         "whose lifetimes the dataflow orders share one container instead: "
-         "the later one's uses are renamed to the earlier one's. Ordered "
-         "means every access of the earlier one happens before every access "
-         "of the later one in any order the backend may run the program (an "
-         "earlier state, or a path in the state's top-level graph, a map "
-         "with its body counting as one node), so no write-after-read or "
-         "write-after-write hazard appears; and the later one is completely "
-         "written, with no write-conflict resolution, before anything else "
-         "touches it, so it never reads the zeros a fresh buffer would hold. "
-         "Arguments, constants, views and the targets of views are left "
-         "alone. With `order`, two lifetimes the dataflow leaves unordered "
-         "in one state (no use of the later one reaching a use of the "
-         "earlier one) are ordered first, by "
-         "empty edges from the earlier one's last uses to the later one's "
-         "first uses; the backend runs a state's top level in sequence "
-         "anyway, so this costs no parallelism it uses. The saving "
-         "(ir::transientMemory, symbols 1) is recorded in "
-         "the program's metadata under `buffer-reuse`. Run it last: later "
-         "transformations see the shared containers as one. Exact.";
-}
 
 namespace {
 
@@ -134,13 +133,13 @@ public:
     const ir::Edge *inner = &edge;
     while (nodes_.at(inner->src)->kind == NodeKind::MapExit) {
       const ir::Node &exit = *nodes_.at(inner->src);
-      if (inner->memlet.wcr || inner->srcConn.rfind("OUT_", 0) != 0)
+      if (inner->memlet.wcr || !ir::scopeOutSuffix(inner->srcConn))
         return false;
       const ir::MapData &m = exit.map();
       for (std::size_t i = 0; i < m.params.size(); ++i)
         if (!params.emplace(m.params[i], m.ranges[i]).second)
           return false; // a shadowed parameter: not worth reasoning about
-      std::string conn = "IN_" + inner->srcConn.substr(4);
+      std::string conn = ir::scopePartner(inner->srcConn);
       const ir::Edge *next = nullptr;
       if (auto it = in_.find(exit.id); it != in_.end())
         for (const ir::Edge *e : it->second)
@@ -539,49 +538,87 @@ BufferReusePlan planBufferReuse(const ir::Program &program, bool addOrdering) {
   return plan;
 }
 
-const Pattern &BufferReuse::pattern() const {
-  static const Pattern p;
-  return p;
-}
+namespace {
 
-std::vector<ParamSpec> BufferReuse::params() const {
-  return {{"order", ParamSpec::Kind::Bool, false,
-           "also share buffers whose lifetimes the dataflow leaves unordered, "
-           "adding empty edges from the earlier one's last uses to the later "
-           "one's first"}};
-}
+class BufferReuse : public PlannedTransformation<BufferReusePlan> {
+public:
+  BufferReuse();
 
-CheckResult BufferReuse::check(const ir::Program &program, const Match &,
-                               const Params &params) const {
+protected:
+  Planned<BufferReusePlan> plan(const ir::Program &program, const Match &match,
+                                const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params,
+                      const BufferReusePlan &plan) const override;
+};
+
+} // namespace
+
+BufferReuse::BufferReuse()
+    : PlannedTransformation({
+          .id = "buffer-reuse",
+          .tier = Tier::Movement,
+          .summary =
+              "Let transients whose lifetimes are ordered share one buffer",
+          .description =
+              "In the manner of DaCe's TransientReuse. The CPU backend "
+              "allocates one buffer per transient for the whole run. "
+              "Transients with the same dtype, shape, strides and storage "
+              "whose lifetimes the dataflow orders share one container "
+              "instead: the later one's uses are renamed to the earlier one's. "
+              "Ordered means every access of the earlier one happens before "
+              "every access of the later one in any order the backend may run "
+              "the program (an earlier state, or a path in the state's "
+              "top-level graph, a map with its body counting as one node), so "
+              "no write-after-read or write-after-write hazard appears; and "
+              "the later one is completely written, with no write-conflict "
+              "resolution, before anything else touches it, so it never reads "
+              "the zeros a fresh buffer would hold. Arguments, constants, "
+              "views and the targets of views are left alone. With `order`, "
+              "two lifetimes the dataflow leaves unordered in one state (no "
+              "use of the later one reaching a use of the earlier one) are "
+              "ordered first, by empty edges from the earlier one's last uses "
+              "to the later one's first uses; the backend runs a state's top "
+              "level in sequence anyway, so this costs no parallelism it uses. "
+              "The saving (ir::transientMemory, symbols 1) is recorded in the "
+              "program's metadata under `buffer-reuse`. Run it last: later "
+              "transformations see the shared containers as one. Exact.",
+          .params = {{"order", ParamSpec::Kind::Bool, false,
+                      "also share buffers whose lifetimes the dataflow leaves "
+                      "unordered, adding empty edges from the earlier one's "
+                      "last uses to the later one's first"}},
+      }) {}
+
+Planned<BufferReusePlan> BufferReuse::plan(const ir::Program &program,
+                                           const Match &,
+                                           const Params &params) const {
   // A nested subgraph may name the enclosing program's containers.
   for (const ir::State &s : program.states)
     for (const ir::Node &n : s.nodes)
       if (n.kind == NodeKind::Library)
         for (const auto &[name, value] : n.library().attributes)
           if (std::holds_alternative<std::shared_ptr<const ir::Program>>(value))
-            return CheckResult::failure(
+            return Planned<BufferReusePlan>::refuse(CheckResult::failure(
                 "library node '" + n.label + "' has a subgraph ('" + name +
                     "') that may name containers; expand it first",
-                {n.id});
-  BufferReusePlan plan;
+                {n.id}));
+  Planned<BufferReusePlan> out;
   try {
-    plan = planBufferReuse(program, boolParam(params, "order"));
+    out.plan = planBufferReuse(program, boolParam(params, "order"));
   } catch (const Error &e) {
-    return CheckResult::failure(e.what());
+    return Planned<BufferReusePlan>::refuse(CheckResult::failure(e.what()));
   }
-  if (plan.renames.empty())
-    return CheckResult::failure(
+  if (out.plan.renames.empty())
+    return Planned<BufferReusePlan>::refuse(CheckResult::failure(
         "no two transients of the same dtype, shape and strides have "
-        "lifetimes the dataflow orders");
-  return CheckResult::success();
+        "lifetimes the dataflow orders"));
+  return out;
 }
 
-ApplyResult BufferReuse::apply(const ir::Program &program, const Match &,
-                               const Params &params) const {
+ApplyResult BufferReuse::rewrite(const ir::Program &program, const Match &,
+                                 const Params &,
+                                 const BufferReusePlan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
-  BufferReusePlan plan = planBufferReuse(program, boolParam(params, "order"));
-  if (plan.renames.empty())
-    throw Error("buffer-reuse: no two transients can share a buffer");
   for (const auto &[from, to] : plan.renames) {
     renameContainerUses(r.program, from, to);
     r.program.containers.erase(from);

@@ -61,20 +61,4 @@ struct BufferReusePlan {
 BufferReusePlan planBufferReuse(const ir::Program &program,
                                 bool addOrdering = false);
 
-class BufferReuse : public Transformation {
-public:
-  std::string_view id() const override { return "buffer-reuse"; }
-  Tier tier() const override { return Tier::Movement; }
-  std::string_view summary() const override {
-    return "Let transients whose lifetimes are ordered share one buffer";
-  }
-  std::string_view description() const override;
-  std::vector<ParamSpec> params() const override;
-  const Pattern &pattern() const override;
-  CheckResult check(const ir::Program &program, const Match &match,
-                    const Params &params) const override;
-  ApplyResult apply(const ir::Program &program, const Match &match,
-                    const Params &params) const override;
-};
-
 } // namespace weir::transforms

@@ -1,23 +1,19 @@
-#include "transforms/movement/in_place.h"
+/// \file
+/// `in-place`: an elementwise map that reads each element of a transient
+/// for the last time and writes its result to the same position of
+/// another transient of the same type and layout writes into the first
+/// one instead, so the program needs one buffer fewer (the peak of live
+/// transient memory falls; the bytes moved do not change).
+///
+/// Ids: unchanged; the output container is renamed to the input.
 
 #include "ir/error.h"
-#include "transforms/fusion/gemm_alignment.h"
+#include "transforms/gemm_alignment.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
 namespace weir::transforms {
-
-std::string_view InPlace::description() const {
-  return "Data movement (tier 3). A map holding one tasklet that reads "
-         "element k of transient X and writes element k of transient Y "
-         "(the same index, so no iteration reads what another writes), "
-         "where nothing else reads X and X and Y have the same type, shape "
-         "and strides, writes X instead: Y's uses are renamed to X and Y "
-         "disappears, so the backend allocates one buffer fewer. Refused "
-         "for arguments, constants, views and viewed containers, for X read "
-         "or written elsewhere, for Y written elsewhere, and when the map "
-         "reads X at another index than it writes. Exact.";
-}
 
 namespace {
 
@@ -34,10 +30,11 @@ CheckResult planInPlace(const ir::Program &p, const Match &match, Plan &out) {
   auto fail = [&](std::string why) {
     return CheckResult::failure(std::move(why), {input, entry});
   };
-  auto map = gemm_fusion::elementwiseMap(p, g, entry);
+  auto map = gemm_alignment::elementwiseMap(p, g, entry);
   if (auto *r = std::get_if<CheckResult>(&map))
     return *r;
-  const gemm_fusion::ElementwiseMap &m = std::get<gemm_fusion::ElementwiseMap>(map);
+  const gemm_alignment::ElementwiseMap &m =
+      std::get<gemm_alignment::ElementwiseMap>(map);
   out.x = g.node(input)->access().container;
   std::vector<const ir::Edge *> writes = g.out(m.tasklet);
   if (writes.size() != 1)
@@ -61,45 +58,73 @@ CheckResult planInPlace(const ir::Program &p, const Match &match, Plan &out) {
   if (yu.writes != 1)
     return fail("'" + out.y + "' is written elsewhere too");
 
-  std::vector<ir::Expr> written = *gemm_fusion::pointIndex(writes[0]->memlet);
+  std::vector<ir::Expr> written =
+      *gemm_alignment::pointIndex(writes[0]->memlet);
   int reads = 0;
   for (const ir::Edge *e : g.in(m.tasklet)) {
     if (e->memlet.container != out.x)
       continue;
     ++reads;
-    if (*gemm_fusion::pointIndex(e->memlet) != written)
+    if (*gemm_alignment::pointIndex(e->memlet) != written)
       return fail("the map reads '" + out.x + "' at " + e->memlet.str() +
                   " but writes " + writes[0]->memlet.str() +
                   "; an iteration could overwrite what another still reads");
   }
   if (reads == 0)
     return fail("the map does not read '" + out.x + "' element by element");
-  if (!gemm_fusion::injective(p, m, out.y, written))
+  if (!gemm_alignment::injective(p, m, out.y, written))
     return fail("the map writes some element of '" + out.y + "' twice");
   return CheckResult::success();
 }
 
 } // namespace
 
-const Pattern &InPlace::pattern() const {
-  static const Pattern p = Pattern()
-                               .node("input", ir::NodeKind::Access)
-                               .node("map", ir::NodeKind::MapEntry)
-                               .edge("input", "map");
-  return p;
+namespace {
+
+class InPlace : public PlannedTransformation<Plan> {
+public:
+  InPlace();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+InPlace::InPlace()
+    : PlannedTransformation({
+          .id = "in-place",
+          .tier = Tier::Movement,
+          .summary = "Let an elementwise map write its result over the input "
+                     "it consumes",
+          .description =
+              "A map holding one tasklet that reads element k of transient X "
+              "and writes element k of transient Y (the same index, so no "
+              "iteration reads what another writes), where nothing else reads "
+              "X and X and Y have the same type, shape and strides, writes X "
+              "instead: Y's uses are renamed to X and Y disappears, so the "
+              "backend allocates one buffer fewer. Refused for arguments, "
+              "constants, views and viewed containers, for X read or written "
+              "elsewhere, for Y written elsewhere, and when the map reads X at "
+              "another index than it writes. Exact.",
+          .pattern = Pattern()
+                         .node("input", ir::NodeKind::Access)
+                         .node("map", ir::NodeKind::MapEntry)
+                         .edge("input", "map"),
+      }) {}
+
+Planned<Plan> InPlace::plan(const ir::Program &program, const Match &match,
+                            const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = planInPlace(program, match, out.plan);
+  return out;
 }
 
-CheckResult InPlace::check(const ir::Program &program, const Match &match,
-                           const Params &) const {
-  Plan plan;
-  return planInPlace(program, match, plan);
-}
-
-ApplyResult InPlace::apply(const ir::Program &program, const Match &match,
-                           const Params &) const {
-  Plan plan;
-  if (CheckResult c = planInPlace(program, match, plan); !c)
-    throw Error("in-place at " + match.str() + ": " + c.reason);
+ApplyResult InPlace::rewrite(const ir::Program &program, const Match &match,
+                             const Params &params, const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   renameContainerUses(r.program, plan.y, plan.x);
   r.program.containers.erase(plan.y);

@@ -1,7 +1,23 @@
-#include "transforms/movement/layout_transform.h"
+/// \file
+/// `layout-transform`: a 2-D convolution (group 1, explicit pads, f32,
+/// constant weights) moves to the blocked channel layout NCHWc
+/// (transforms/operators/blocked_layout.h): its input is reordered to
+/// [N, C/b, H, W, b], its weights to [K/b, C/b, KH, KW, b, b] (once, at
+/// apply time), it becomes a `BlockedConv`, and a reorder back gives the
+/// NCHW output. The conversions sit at the boundaries and cancel: when the
+/// input is already the reorder of a blocked tensor — directly, or through
+/// elementwise operators on same-shape operands (Relu, Add of a residual,
+/// ...), which then run on the blocked tensors — the convolution reads the
+/// blocked tensor, and a reorder whose result nothing reads any more goes.
+/// So a chain conv → relu → conv → add → relu → conv, transformed
+/// convolution by convolution, ends with one reorder at each end.
+///
+/// Ids: the Conv's id passes to its BlockedConv; elementwise operators
+/// keep theirs; removed reorders disappear.
 
 #include "ir/error.h"
-#include "transforms/expansion/blocked_layout.h"
+#include "transforms/operators/blocked_layout.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -10,44 +26,16 @@
 
 namespace weir::transforms {
 
-std::string_view LayoutTransform::description() const {
-  return "Data movement (tier 3). A 2-D Conv (group 1, explicit pads, f32, "
-         "constant weights, input and output channels multiples of `block`) "
-         "becomes a BlockedConv on the NCHWc layout: the input is reordered "
-         "to [N, C/b, H, W, b], the weights to [K/b, C/b, KH, KW, b, b] once, "
-         "and the output reordered back to NCHW. Its expansion keeps the b "
-         "output channels of a block innermost, at unit stride. Reorders "
-         "cancel: an input that is already the reorder of a blocked tensor, "
-         "directly or through elementwise operators whose operands all "
-         "have its shape (Relu, Add of a residual, ...), is read blocked — "
-         "those operators move onto the blocked tensors — and a reorder "
-         "nothing reads any more goes. Refused for other ranks, groups, "
-         "auto_pad, non-constant weights, other dtypes and channel counts "
-         "the block does not divide. Sums the input channels in another "
-         "order: within rtol 1e-4 / atol 1e-5.";
-}
-
-std::vector<ParamSpec> LayoutTransform::params() const {
-  return {{"block", ParamSpec::Kind::Int, std::int64_t(16),
-           "channels per block (16 = one AVX-512 vector of f32)", 2, 64}};
-}
-
-const Pattern &LayoutTransform::pattern() const {
-  static const Pattern p =
-      Pattern().node("conv", ir::NodeKind::Library, {"Conv"});
-  return p;
-}
-
 namespace {
 
 using ir::Expr;
 using ir::NodeId;
 
 const std::set<std::string, std::less<>> kElementwise = {
-    "Relu", "Sigmoid", "Tanh",  "LeakyRelu", "Elu",  "Selu",
-    "HardSigmoid", "Softplus", "Neg", "Abs", "Exp",  "Log",
-    "Sqrt", "Reciprocal", "Erf", "Identity", "Add", "Sub",
-    "Mul",  "Div",  "Max",  "Min"};
+    "Relu",        "Sigmoid",    "Tanh", "LeakyRelu", "Elu", "Selu",
+    "HardSigmoid", "Softplus",   "Neg",  "Abs",       "Exp", "Log",
+    "Sqrt",        "Reciprocal", "Erf",  "Identity",  "Add", "Sub",
+    "Mul",         "Div",        "Max",  "Min"};
 
 struct ConvPlan {
   std::string x, w, b, y;
@@ -109,18 +97,21 @@ CheckResult planConv(const ir::Program &p, const Match &match,
   auto known = [](const Expr &e) { return e.asConstant().value_or(-1); };
   out.outChannels = known(w.shape[0]);
   out.inChannels = known(w.shape[1]);
-  if (out.inChannels != known(x.shape[1]) || out.outChannels != known(y.shape[1]))
+  if (out.inChannels != known(x.shape[1]) ||
+      out.outChannels != known(y.shape[1]))
     return fail("channel counts are not constant or disagree with W");
   std::string bs = std::to_string(out.block);
   if (out.inChannels % out.block != 0 || out.outChannels % out.block != 0)
     return fail("block " + bs + " does not divide the " +
                 std::to_string(out.inChannels) + " input and " +
                 std::to_string(out.outChannels) + " output channels");
-  out.kernel = intsAttr(d, "kernel_shape", {known(w.shape[2]), known(w.shape[3])});
+  out.kernel =
+      intsAttr(d, "kernel_shape", {known(w.shape[2]), known(w.shape[3])});
   out.strides = intsAttr(d, "strides", {1, 1});
   out.dilations = intsAttr(d, "dilations", {1, 1});
   out.pads = intsAttr(d, "pads", {0, 0, 0, 0});
-  if (out.kernel != std::vector<std::int64_t>{known(w.shape[2]), known(w.shape[3])} ||
+  if (out.kernel !=
+          std::vector<std::int64_t>{known(w.shape[2]), known(w.shape[3])} ||
       out.strides.size() != 2 || out.dilations.size() != 2 ||
       out.pads.size() != 4)
     return fail("kernel_shape, strides, dilations or pads do not describe a "
@@ -163,7 +154,7 @@ public:
   bool isReorderBack(const ir::Node &n) const {
     const ir::LibraryData &d = n.library();
     auto it = d.attributes.find("block");
-    return d.op == expansion::kFromBlocked && it != d.attributes.end() &&
+    return d.op == operators::kFromBlocked && it != d.attributes.end() &&
            std::get_if<std::int64_t>(&it->second) &&
            std::get<std::int64_t>(it->second) == b_;
   }
@@ -271,9 +262,9 @@ public:
                     const std::string &to, NodeId toAccess,
                     const std::string &label) {
     ir::LibraryData d;
-    d.op = std::string(toBlocked ? expansion::kToBlocked
-                                 : expansion::kFromBlocked);
-    d.domain = std::string(expansion::kBlockedDomain);
+    d.op = std::string(toBlocked ? operators::kToBlocked
+                                 : operators::kFromBlocked);
+    d.domain = std::string(operators::kBlockedDomain);
     d.opsetVersion = 1;
     d.attributes["block"] = b_;
     ir::Node n;
@@ -309,9 +300,8 @@ ir::Blob blockedWeights(const ir::Container &w, const ConvPlan &plan) {
     for (std::int64_t ch = 0; ch < c; ++ch)
       for (std::int64_t t = 0; t < area; ++t) {
         std::int64_t from = (m * c + ch) * area + t;
-        std::int64_t to =
-            (((m / b) * (c / b) + ch / b) * area + t) * b * b + (ch % b) * b +
-            m % b;
+        std::int64_t to = (((m / b) * (c / b) + ch / b) * area + t) * b * b +
+                          (ch % b) * b + m % b;
         std::memcpy(out->data() + to * 4, src + from * 4, 4);
       }
   return out;
@@ -319,19 +309,63 @@ ir::Blob blockedWeights(const ir::Container &w, const ConvPlan &plan) {
 
 } // namespace
 
-CheckResult LayoutTransform::check(const ir::Program &program,
-                                   const Match &match,
-                                   const Params &params) const {
-  ConvPlan plan;
-  return planConv(program, match, params, plan);
+namespace {
+
+class LayoutTransform : public PlannedTransformation<ConvPlan> {
+public:
+  LayoutTransform();
+
+protected:
+  Planned<ConvPlan> plan(const ir::Program &program, const Match &match,
+                         const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params,
+                      const ConvPlan &plan) const override;
+};
+
+} // namespace
+
+LayoutTransform::LayoutTransform()
+    : PlannedTransformation({
+          .id = "layout-transform",
+          .tier = Tier::Movement,
+          .summary = "Move a convolution to the blocked NCHWc layout, "
+                     "cancelling adjacent reorders",
+          .description =
+              "A 2-D Conv (group 1, explicit pads, f32, constant weights, "
+              "input and output channels multiples of `block`) becomes a "
+              "BlockedConv on the NCHWc layout: the input is reordered to [N, "
+              "C/b, H, W, b], the weights to [K/b, C/b, KH, KW, b, b] once, "
+              "and the output reordered back to NCHW. Its expansion keeps the "
+              "b output channels of a block innermost, at unit stride. "
+              "Reorders cancel: an input that is already the reorder of a "
+              "blocked tensor, directly or through elementwise operators whose "
+              "operands all have its shape (Relu, Add of a residual, ...), is "
+              "read blocked — those operators move onto the blocked tensors — "
+              "and a reorder nothing reads any more goes. Refused for other "
+              "ranks, groups, auto_pad, non-constant weights, other dtypes and "
+              "channel counts the block does not divide. Sums the input "
+              "channels in another order: within rtol 1e-4 / atol 1e-5.",
+          .params = {{"block", ParamSpec::Kind::Int, std::int64_t(16),
+                      "channels per block (16 = one AVX-512 vector of f32)", 2,
+                      64}},
+          // The blocked expansion sums the input channels in another order
+          // (cb, kh, kw, ci instead of c, kh, kw).
+          .exactness = {false, 1e-4, 1e-5},
+          .pattern = Pattern().node("conv", ir::NodeKind::Library, {"Conv"}),
+      }) {}
+
+Planned<ConvPlan> LayoutTransform::plan(const ir::Program &program,
+                                        const Match &match,
+                                        const Params &params) const {
+  Planned<ConvPlan> out;
+  out.verdict = planConv(program, match, params, out.plan);
+  return out;
 }
 
-ApplyResult LayoutTransform::apply(const ir::Program &program,
-                                   const Match &match,
-                                   const Params &params) const {
-  ConvPlan plan;
-  if (CheckResult c = planConv(program, match, params, plan); !c)
-    throw Error("layout-transform at " + match.str() + ": " + c.reason);
+ApplyResult LayoutTransform::rewrite(const ir::Program &program,
+                                     const Match &match, const Params &params,
+                                     const ConvPlan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::Program &p = r.program;
   ir::State &s = stateNamed(p, match.state);
@@ -365,8 +399,12 @@ ApplyResult LayoutTransform::apply(const ir::Program &program,
   ir::Container wb = p.container(plan.w);
   wb.name = freshContainerName(p, plan.w + "_blocked");
   std::int64_t b = plan.block;
-  wb.shape = {Expr(plan.outChannels / b), Expr(plan.inChannels / b),
-              Expr(plan.kernel[0]), Expr(plan.kernel[1]), Expr(b), Expr(b)};
+  wb.shape = {Expr(plan.outChannels / b),
+              Expr(plan.inChannels / b),
+              Expr(plan.kernel[0]),
+              Expr(plan.kernel[1]),
+              Expr(b),
+              Expr(b)};
   wb.strides = ir::rowMajorStrides(wb.shape);
   wb.constant = blockedWeights(p.container(plan.w), plan);
   wb.transient = true;
@@ -377,8 +415,8 @@ ApplyResult LayoutTransform::apply(const ir::Program &program,
   // The BlockedConv takes the Conv's id and label.
   removeNode(s, conv);
   ir::LibraryData d;
-  d.op = std::string(expansion::kBlockedConv);
-  d.domain = std::string(expansion::kBlockedDomain);
+  d.op = std::string(operators::kBlockedConv);
+  d.domain = std::string(operators::kBlockedDomain);
   d.opsetVersion = 1;
   d.attributes = {{"block", b},
                   {"kernel_shape", plan.kernel},

@@ -1,9 +1,21 @@
-#include "transforms/movement/local_storage.h"
+/// \file
+/// `local-storage` (DaCe's InLocalStorage/OutLocalStorage, TVM's
+/// cache_read/cache_write): in a tiled nest — an outer map whose body holds
+/// an inner map — the part of one array the inner map reads in one tile is
+/// copied into a small transient buffer before the inner map runs, and the
+/// inner map reads the buffer (index minus the tile's origin). With
+/// `direction = out` the inner map writes the buffer instead and a copy
+/// after it stores the tile into the array.
+///
+/// Ids: every node keeps its id; the buffer's access node and the copy
+/// map's entry, tasklet and exit are new.
 
 #include "ir/affine.h"
 #include "ir/error.h"
+#include "ir/print.h"
 #include "ir/scope.h"
 #include "transforms/movement/map_tiling.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -11,45 +23,6 @@
 #include <set>
 
 namespace weir::transforms {
-
-std::string_view LocalStorage::description() const {
-  return "Data movement (tier 3). On a tiled nest (an outer map whose body "
-         "holds the inner map; map-tiling makes one), `direction = in` "
-         "copies the box of array A that the inner map's tasklets read in "
-         "one tile into a new transient buffer (host storage, shape = the "
-         "box's largest extent) with a copy map between the two map "
-         "entries, and the tasklets read the buffer at their index minus "
-         "the box's origin. `direction = out` lets the tasklets write the "
-         "buffer and a copy map after the inner map stores the tile into A. "
-         "`array` names A (empty = the first array that qualifies). Every "
-         "access must be a tasklet's point memlet whose index is affine in "
-         "the inner parameters with non-negative coefficients, equal ones "
-         "across accesses and constant offsets between them; each inner "
-         "range's extent needs a constant bound (min(o + 16, e) - o <= 16). "
-         "Refused when A is written inside the nest (in) or read there "
-         "(out), when the writes do not cover their box exactly (out: one "
-         "distinct unit-step parameter per dimension, one index) and for "
-         "WCR writes (out: the buffer does not hold A's old values). The "
-         "buffer index is clamped into the buffer (a no-op, so validation's "
-         "interval check sees it in bounds). Exact.";
-}
-
-std::vector<ParamSpec> LocalStorage::params() const {
-  return {{"array", ParamSpec::Kind::String, std::string(),
-           "the array to stage; empty = the first one that qualifies",
-           std::nullopt, std::nullopt},
-          {"direction", ParamSpec::Kind::String, std::string("in"),
-           "in: stage what the inner map reads; out: what it writes",
-           std::nullopt, std::nullopt, {"in", "out"}}};
-}
-
-const Pattern &LocalStorage::pattern() const {
-  static const Pattern p = Pattern()
-                               .node("outer", ir::NodeKind::MapEntry)
-                               .node("inner", ir::NodeKind::MapEntry)
-                               .edge("outer", "inner");
-  return p;
-}
 
 namespace {
 
@@ -74,10 +47,6 @@ struct Plan {
   std::vector<const ir::Edge *> accesses; ///< tasklet memlets of the array
   std::vector<Dim> dims;
 };
-
-std::string nodeName(const ir::Node &n) {
-  return "'" + n.label + "' (%" + std::to_string(n.id) + ")";
-}
 
 /// Fills plan.dims from the accesses, or says why the box is unusable.
 std::optional<std::string> analyzeBox(const ir::Program &p,
@@ -131,8 +100,8 @@ std::optional<std::string> analyzeBox(const ir::Program &p,
     Expr lo = dim.base + Expr(dim.kmin), hi = dim.base + Expr(dim.kmax + 1);
     std::int64_t extent = dim.kmax - dim.kmin + 1;
     for (const auto &[v, co] : dim.coef) {
-      std::size_t k = std::find(m.params.begin(), m.params.end(), v) -
-                      m.params.begin();
+      std::size_t k =
+          std::find(m.params.begin(), m.params.end(), v) - m.params.begin();
       const Range &r = m.ranges[k];
       if (!span.count(v))
         return "the tile's extent in " + v + " = " + r.str() +
@@ -171,11 +140,11 @@ std::optional<std::string> planArray(const ir::Program &p, const ir::State &s,
       const ir::Node *n = s.findNode(other);
       if (n->kind != ir::NodeKind::Tasklet)
         return a + " is " + (plan.in ? "read" : "written") + " by " +
-               nodeName(*n) + " inside the inner map, not by a tasklet";
+               ir::describe(*n) + " inside the inner map, not by a tasklet";
       if (e.memlet.wcr)
         return a + " is written with WCR " +
                std::string(ir::wcrName(*e.memlet.wcr)) + " by " +
-               nodeName(*n) + "; the buffer would not hold " + a +
+               ir::describe(*n) + "; the buffer would not hold " + a +
                "'s old values";
       plan.accesses.push_back(&e);
     }
@@ -183,25 +152,27 @@ std::optional<std::string> planArray(const ir::Program &p, const ir::State &s,
       if (e.dst == plan.inner)
         feeds += e.src == plan.outer ? 1 : 2;
       if (e.dst == plan.innerExit || e.dst == plan.outerExit)
-        return a + " is written inside the nest of " + nodeName(outer) +
-               "; a staged copy would go stale";
+        return a + " is written inside the nest of " +
+               ir::describe(outer, "map") + "; a staged copy would go stale";
     } else {
       if (e.src == plan.innerExit)
         feeds += e.dst == plan.outerExit ? 1 : 2;
       if (e.src == plan.inner || e.src == plan.outer)
-        return a + " is read inside the nest of " + nodeName(outer) +
+        return a + " is read inside the nest of " + ir::describe(outer, "map") +
                "; it would see the tile before it is stored";
       if (e.dst == plan.outerExit && e.src != plan.innerExit)
-        return a + " is also written by " + nodeName(*s.findNode(e.src)) +
-               " inside the nest of " + nodeName(outer);
+        return a + " is also written by " + ir::describe(*s.findNode(e.src)) +
+               " inside the nest of " + ir::describe(outer, "map");
     }
   }
   if (feeds != 1)
-    return "the inner map " + nodeName(inner) + (plan.in ? " reads " : " writes ") +
-           a + " other than through exactly one edge " +
-           (plan.in ? "from " : "to ") + "the outer map " + nodeName(outer);
+    return "the inner " + ir::describe(inner, "map") +
+           (plan.in ? " reads " : " writes ") + a +
+           " other than through exactly one edge " +
+           (plan.in ? "from " : "to ") + "the outer " +
+           ir::describe(outer, "map");
   if (plan.accesses.empty())
-    return "no tasklet of the inner map " + nodeName(inner) +
+    return "no tasklet of the inner " + ir::describe(inner, "map") +
            (plan.in ? " reads " : " writes ") + a;
   if (auto why = analyzeBox(p, inner.map(), plan))
     return "the tile of " + a + " is not a box the buffer can hold: " + *why;
@@ -210,8 +181,8 @@ std::optional<std::string> planArray(const ir::Program &p, const ir::State &s,
     std::set<std::string> used;
     const ir::MapData &m = inner.map();
     for (const Dim &d : plan.dims) {
-      bool unit = d.coef.size() == 1 && d.coef.begin()->second == 1 &&
-                  d.kmin == d.kmax;
+      bool unit =
+          d.coef.size() == 1 && d.coef.begin()->second == 1 && d.kmin == d.kmax;
       if (unit) {
         const std::string &v = d.coef.begin()->first;
         std::size_t k =
@@ -243,8 +214,8 @@ CheckResult planStorage(const ir::Program &p, const Match &match,
   };
   std::map<NodeId, NodeId> parents = ir::scopeParents(s);
   if (parents[plan.inner] != plan.outer)
-    return fail("map " + nodeName(inner) + " is not directly inside map " +
-                nodeName(outer));
+    return fail(ir::describe(inner, "map") + " is not directly inside " +
+                ir::describe(outer, "map"));
   // A map that only copies into a buffer inside the nest (this
   // transformation's own load map) would be staged again, forever.
   std::vector<const ir::Node *> body;
@@ -256,8 +227,8 @@ CheckResult planStorage(const ir::Program &p, const Match &match,
         n.outputs.size() != 1)
       return false;
     std::string code = n.tasklet().source;
-    std::erase_if(code, [](char c) { return c == ' ' || c == ';' ||
-                                            c == '\n'; });
+    std::erase_if(code,
+                  [](char c) { return c == ' ' || c == ';' || c == '\n'; });
     return code == n.outputs[0].name + "=" + n.inputs[0].name;
   };
   bool intoNest = false;
@@ -265,14 +236,14 @@ CheckResult planStorage(const ir::Program &p, const Match &match,
     if (e.src == plan.innerExit)
       intoNest |= e.dst != plan.outerExit;
   if (body.size() == 1 && isCopy(*body[0]) && intoNest)
-    return fail("map " + nodeName(inner) + " only copies into a buffer inside "
+    return fail(ir::describe(inner, "map") +
+                " only copies into a buffer inside "
                 "the nest; staging its data would copy it again");
   // Candidates: the arrays moving between the two scopes on this side.
   std::vector<std::string> candidates;
   for (const ir::Edge &e : s.edges) {
     bool between = plan.in ? e.src == plan.outer && e.dst == plan.inner
-                           : e.src == plan.innerExit &&
-                                 e.dst == plan.outerExit;
+                           : e.src == plan.innerExit && e.dst == plan.outerExit;
     if (between && !e.memlet.empty() &&
         std::find(candidates.begin(), candidates.end(), e.memlet.container) ==
             candidates.end())
@@ -283,8 +254,9 @@ CheckResult planStorage(const ir::Program &p, const Match &match,
   if (!wanted.empty()) {
     if (std::find(candidates.begin(), candidates.end(), wanted) ==
         candidates.end())
-      return fail("the inner map " + nodeName(inner) + " " + side + " no '" +
-                  wanted + "' through the outer map " + nodeName(outer));
+      return fail("the inner " + ir::describe(inner, "map") + " " + side +
+                  " no '" + wanted + "' through the outer " +
+                  ir::describe(outer, "map"));
     if (auto why = planArray(p, s, wanted, plan))
       return fail(*why);
     return CheckResult::success();
@@ -297,25 +269,81 @@ CheckResult planStorage(const ir::Program &p, const Match &match,
     reasons += (reasons.empty() ? "" : "; ") + *why;
   }
   if (candidates.empty())
-    return fail("the inner map " + nodeName(inner) + " " + side +
-                " no array through the outer map " + nodeName(outer));
+    return fail("the inner " + ir::describe(inner, "map") + " " + side +
+                " no array through the outer " + ir::describe(outer, "map"));
   return fail(reasons);
 }
 
 } // namespace
 
-CheckResult LocalStorage::check(const ir::Program &program, const Match &match,
-                                const Params &params) const {
-  Plan plan;
-  return planStorage(program, match, params, plan);
+namespace {
+
+class LocalStorage : public PlannedTransformation<Plan> {
+public:
+  LocalStorage();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+LocalStorage::LocalStorage()
+    : PlannedTransformation({
+          .id = "local-storage",
+          .tier = Tier::Movement,
+          .summary = "Stage the tile an inner map reads (or writes) in a small "
+                     "local buffer",
+          .description =
+              "On a tiled nest (an outer map whose body holds the inner map; "
+              "map-tiling makes one), `direction = in` copies the box of array "
+              "A that the inner map's tasklets read in one tile into a new "
+              "transient buffer (host storage, shape = the box's largest "
+              "extent) with a copy map between the two map entries, and the "
+              "tasklets read the buffer at their index minus the box's origin. "
+              "`direction = out` lets the tasklets write the buffer and a copy "
+              "map after the inner map stores the tile into A. `array` names A "
+              "(empty = the first array that qualifies). Every access must be "
+              "a tasklet's point memlet whose index is affine in the inner "
+              "parameters with non-negative coefficients, equal ones across "
+              "accesses and constant offsets between them; each inner range's "
+              "extent needs a constant bound (min(o + 16, e) - o <= 16). "
+              "Refused when A is written inside the nest (in) or read there "
+              "(out), when the writes do not cover their box exactly (out: one "
+              "distinct unit-step parameter per dimension, one index) and for "
+              "WCR writes (out: the buffer does not hold A's old values). The "
+              "buffer index is clamped into the buffer (a no-op, so "
+              "validation's interval check sees it in bounds). Exact.",
+          .params =
+              {{"array", ParamSpec::Kind::String, std::string(),
+                "the array to stage; empty = the first one that qualifies",
+                std::nullopt, std::nullopt},
+               {"direction",
+                ParamSpec::Kind::String,
+                std::string("in"),
+                "in: stage what the inner map reads; out: what it writes",
+                std::nullopt,
+                std::nullopt,
+                {"in", "out"}}},
+          .pattern = Pattern()
+                         .node("outer", ir::NodeKind::MapEntry)
+                         .node("inner", ir::NodeKind::MapEntry)
+                         .edge("outer", "inner"),
+      }) {}
+
+Planned<Plan> LocalStorage::plan(const ir::Program &program, const Match &match,
+                                 const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = planStorage(program, match, params, out.plan);
+  return out;
 }
 
-ApplyResult LocalStorage::apply(const ir::Program &program,
-                                const Match &match,
-                                const Params &params) const {
-  Plan plan;
-  if (CheckResult c = planStorage(program, match, params, plan); !c)
-    throw Error("local-storage at " + match.str() + ": " + c.reason);
+ApplyResult LocalStorage::rewrite(const ir::Program &program,
+                                  const Match &match, const Params &params,
+                                  const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::Program &p = r.program;
   ir::State &s = stateNamed(p, match.state);
@@ -345,8 +373,8 @@ ApplyResult LocalStorage::apply(const ir::Program &program,
       if (rel.asConstant())
         out.dims.push_back(Range::point(rel));
       else
-        out.dims.push_back(Range::point(ir::min(
-            ir::max(rel, Expr(0)), Expr(plan.dims[d].extent - 1))));
+        out.dims.push_back(Range::point(
+            ir::min(ir::max(rel, Expr(0)), Expr(plan.dims[d].extent - 1))));
     }
     return out;
   };
@@ -369,18 +397,18 @@ ApplyResult LocalStorage::apply(const ir::Program &program,
     std::string &conn = plan.in ? e.srcConn : e.dstConn;
     bodyConns.insert(conn);
     e.memlet = ir::Memlet{l, localIndex(e.memlet.subset), std::nullopt};
-    conn = (plan.in ? "OUT_" : "IN_") + l;
+    conn = (plan.in ? ir::scopeOut(l) : ir::scopeIn(l));
   }
   ir::Node &scope = *s.findNode(plan.in ? plan.inner : plan.innerExit);
   auto &outerSide = plan.in ? scope.inputs : scope.outputs;
   auto &bodySide = plan.in ? scope.outputs : scope.inputs;
   for (ir::Connector &c : outerSide)
     if (c.name == feedConn)
-      c.name = (plan.in ? "IN_" : "OUT_") + l;
+      c.name = (plan.in ? ir::scopeIn(l) : ir::scopeOut(l));
   std::erase_if(bodySide, [&](const ir::Connector &c) {
     return bodyConns.count(c.name) > 0;
   });
-  bodySide.push_back({(plan.in ? "OUT_" : "IN_") + l, src.dtype});
+  bodySide.push_back({(plan.in ? ir::scopeOut(l) : ir::scopeIn(l)), src.dtype});
 
   std::size_t firstNew = s.nodes.size();
   NodeId access = ir::addAccess(p, s, l);
@@ -399,20 +427,20 @@ ApplyResult LocalStorage::apply(const ir::Program &program,
     ranges.push_back(box.dims[d]);
     point.dims.push_back(Range::point(Expr::symbol(v)));
   }
-  auto [ce, cx] = ir::addMap(p, s, (plan.in ? "load_" : "store_") + a,
-                             copyParams, ranges);
+  auto [ce, cx] =
+      ir::addMap(p, s, (plan.in ? "load_" : "store_") + a, copyParams, ranges);
   NodeId copy = ir::addTasklet(p, s, (plan.in ? "load_" : "store_") + a,
                                {{"v", src.dtype}}, {{"w", src.dtype}}, "w = v");
   const std::string from = plan.in ? a : l, to = plan.in ? l : a;
-  s.findNode(ce)->inputs.push_back({"IN_" + from, src.dtype});
-  s.findNode(ce)->outputs.push_back({"OUT_" + from, src.dtype});
-  s.findNode(cx)->inputs.push_back({"IN_" + to, src.dtype});
-  s.findNode(cx)->outputs.push_back({"OUT_" + to, src.dtype});
+  s.findNode(ce)->inputs.push_back({ir::scopeIn(from), src.dtype});
+  s.findNode(ce)->outputs.push_back({ir::scopeOut(from), src.dtype});
+  s.findNode(cx)->inputs.push_back({ir::scopeIn(to), src.dtype});
+  s.findNode(cx)->outputs.push_back({ir::scopeOut(to), src.dtype});
   ir::Subset fromPoint = plan.in ? point : localIndex(point);
   ir::Subset toPoint = plan.in ? localIndex(point) : point;
-  ir::addEdge(p, s, ce, "OUT_" + from, copy, "v",
+  ir::addEdge(p, s, ce, ir::scopeOut(from), copy, "v",
               ir::Memlet{from, fromPoint, std::nullopt});
-  ir::addEdge(p, s, copy, "w", cx, "IN_" + to,
+  ir::addEdge(p, s, copy, "w", cx, ir::scopeIn(to),
               ir::Memlet{to, toPoint, std::nullopt});
 
   if (plan.in) {
@@ -421,11 +449,12 @@ ApplyResult LocalStorage::apply(const ir::Program &program,
       if (e.src == plan.outer && e.dst == plan.inner &&
           e.memlet.container == a) {
         e.dst = ce;
-        e.dstConn = "IN_" + a;
+        e.dstConn = ir::scopeIn(a);
         e.memlet.subset = box;
       }
-    ir::addEdge(p, s, cx, "OUT_" + l, access, "", ir::Memlet{l, whole, {}});
-    ir::addEdge(p, s, access, "", plan.inner, "IN_" + l,
+    ir::addEdge(p, s, cx, ir::scopeOut(l), access, "",
+                ir::Memlet{l, whole, {}});
+    ir::addEdge(p, s, access, "", plan.inner, ir::scopeIn(l),
                 ir::Memlet{l, whole, {}});
     // Keep the nest visible as one (an ordering edge) when the inner map
     // read nothing else through the outer one.
@@ -439,12 +468,12 @@ ApplyResult LocalStorage::apply(const ir::Program &program,
       if (e.src == plan.innerExit && e.dst == plan.outerExit &&
           e.memlet.container == a) {
         e.src = cx;
-        e.srcConn = "OUT_" + a;
+        e.srcConn = ir::scopeOut(a);
         e.memlet.subset = box;
       }
-    ir::addEdge(p, s, plan.innerExit, "OUT_" + l, access, "",
+    ir::addEdge(p, s, plan.innerExit, ir::scopeOut(l), access, "",
                 ir::Memlet{l, whole, {}});
-    ir::addEdge(p, s, access, "", ce, "IN_" + l, ir::Memlet{l, whole, {}});
+    ir::addEdge(p, s, access, "", ce, ir::scopeIn(l), ir::Memlet{l, whole, {}});
   }
 
   // The new nodes sit just before the inner map (in) or after its exit.

@@ -1,7 +1,23 @@
+/// \file
+/// `map-tiling` (DaCe's MapTiling, TVM's split): a map over i, j with
+/// ranges [b, e) becomes an outer map over tile origins (step = tile size
+/// times the range's step) whose body is the original map, now iterating
+/// [origin, min(origin + T·step, e)). The inner map keeps its parameters,
+/// tasklets and memlets; the memlets between the two scopes describe what
+/// one tile touches. Iteration order changes from row-major to tile by
+/// tile, so a map whose writes could collide in a different order is
+/// refused (see the description).
+///
+/// Ids: every node keeps its id (the original entry and exit become the
+/// inner map); the outer entry and exit are new.
+
 #include "transforms/movement/map_tiling.h"
 
 #include "ir/affine.h"
 #include "ir/error.h"
+#include "ir/print.h"
+#include "ir/scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -9,42 +25,6 @@
 #include <set>
 
 namespace weir::transforms {
-
-std::string_view MapTiling::description() const {
-  return "Data movement (tier 3). A map over parameters p with ranges "
-         "[b, e) step s becomes an outer map over tile origins o = b, "
-         "b + T·s, ... (step T·s) whose body is the original map iterating "
-         "[o, min(o + T·s, e)) step s. `tile` gives T for every dimension; `tiles` "
-         "(\"16,0,8\") one per dimension, 0 or 1 leaving a dimension alone; "
-         "a dimension whose constant range fits in one tile is left alone. "
-         "The inner map keeps its parameters, schedule (a cpu-parallel map's "
-         "schedule moves to the outer map), tasklets and memlets; the "
-         "memlets between the scopes cover one tile (the box the inner "
-         "memlets reach over the tile, or the whole map's subset when an "
-         "index is not affine). Iterations run tile by tile, so the order "
-         "changes: refused when two iterations may write one element (a "
-         "WCR or an overwrite) and more than one of the parameters the "
-         "written index does not pin is tiled, or the first of them is "
-         "not; refused when the map reads an array it writes other than "
-         "element by element. Exact: every element receives its writes in "
-         "the original order.";
-}
-
-std::vector<ParamSpec> MapTiling::params() const {
-  return {{"tile", ParamSpec::Kind::Int, std::int64_t{32},
-           "tile size (in iterations) for every dimension; 0 or 1 = leave it "
-           "alone",
-           0.0, double(1 << 20)},
-          {"tiles", ParamSpec::Kind::String, std::string(),
-           "comma-separated tile sizes, one per map dimension (0 or 1 = "
-           "leave that dimension alone); overrides `tile` when not empty",
-           std::nullopt, std::nullopt}};
-}
-
-const Pattern &MapTiling::pattern() const {
-  static const Pattern p = Pattern().node("map", ir::NodeKind::MapEntry);
-  return p;
-}
 
 namespace {
 
@@ -54,7 +34,7 @@ using ir::Range;
 
 struct Plan {
   NodeId entry = 0, exit = 0;
-  std::vector<std::int64_t> tiles; ///< per dimension; 0 = not tiled
+  std::vector<std::int64_t> tiles;      ///< per dimension; 0 = not tiled
   std::vector<std::string> outerParams; ///< per tiled dimension
 };
 
@@ -111,10 +91,6 @@ std::set<std::string> pinned(const ir::Memlet &m,
   return out;
 }
 
-std::string scopeName(const ir::Node &n) {
-  return "map '" + n.label + "' (%" + std::to_string(n.id) + ")";
-}
-
 CheckResult planTiling(const ir::Program &p, const Match &match,
                        const Params &params, Plan &plan) {
   const ir::State &s = stateNamed(p, match.state);
@@ -127,12 +103,14 @@ CheckResult planTiling(const ir::Program &p, const Match &match,
     return CheckResult::failure(std::move(why), {plan.entry, plan.exit});
   };
   if (!exit || exit->kind != ir::NodeKind::MapExit)
-    return fail(scopeName(entry) + " has no map exit");
+    return fail(ir::describe(entry, "map") + " has no map exit");
   for (const ir::Node *n : {&entry, exit})
     for (const auto *conns : {&n->inputs, &n->outputs})
       for (const ir::Connector &c : *conns)
-        if (!c.name.starts_with("IN_") && !c.name.starts_with("OUT_"))
-          return fail("connector '" + c.name + "' of " + scopeName(*n) +
+        if (!ir::scopeInSuffix(c.name).has_value() &&
+            !ir::scopeOutSuffix(c.name).has_value())
+          return fail("connector '" + c.name + "' of " +
+                      ir::describe(*n, "map") +
                       " is not a scope connector (IN_x/OUT_x)");
 
   auto sizes = tileSizes(params, m.params.size());
@@ -148,15 +126,12 @@ CheckResult planTiling(const ir::Program &p, const Match &match,
     any |= t != 0;
   }
   if (!any)
-    return fail("every range of " + scopeName(entry) + " [" +
-                [&] {
-                  std::string r;
-                  for (std::size_t d = 0; d < m.ranges.size(); ++d)
-                    r += (d ? ", " : "") + m.params[d] + " = " +
-                         m.ranges[d].str();
-                  return r;
-                }() +
-                "] fits in one tile; nothing to tile");
+    return fail("every range of " + ir::describe(entry, "map") + " [" + [&] {
+      std::string r;
+      for (std::size_t d = 0; d < m.ranges.size(); ++d)
+        r += (d ? ", " : "") + m.params[d] + " = " + m.ranges[d].str();
+      return r;
+    }() + "] fits in one tile; nothing to tile");
 
   // The order in which the writes to one element arrive must not change:
   // the iterations writing it agree on the pinned parameters; among the
@@ -193,16 +168,16 @@ CheckResult planTiling(const ir::Program &p, const Match &match,
       bool firstOnly =
           tiledFree == 0 || (tiledFree == 1 && plan.tiles[freeDims[0]] != 0);
       if (!firstOnly)
-        return fail(scopeName(entry) + " writes " + w->memlet.str() +
+        return fail(ir::describe(entry, "map") + " writes " + w->memlet.str() +
                     " from several iterations; tiling would change the "
-                    "order in which they reach one element of '" + name +
-                    "'");
+                    "order in which they reach one element of '" +
+                    name + "'");
       if (reads.count(name)) {
         for (const ir::Edge *r : reads[name])
           if (r->memlet.container != name ||
               r->memlet.subset != w->memlet.subset || !freeDims.empty())
-            return fail(scopeName(entry) + " reads " + r->memlet.str() +
-                        " and writes " + w->memlet.str() +
+            return fail(ir::describe(entry, "map") + " reads " +
+                        r->memlet.str() + " and writes " + w->memlet.str() +
                         "; tiling would reorder an iteration's read of '" +
                         name + "' and another's write");
       }
@@ -325,17 +300,66 @@ std::optional<std::int64_t> constantUpperBound(const ir::Expr &e) {
   }
 }
 
-CheckResult MapTiling::check(const ir::Program &program, const Match &match,
-                             const Params &params) const {
-  Plan plan;
-  return planTiling(program, match, params, plan);
+namespace {
+
+class MapTiling : public PlannedTransformation<Plan> {
+public:
+  MapTiling();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+MapTiling::MapTiling()
+    : PlannedTransformation({
+          .id = "map-tiling",
+          .tier = Tier::Movement,
+          .summary = "Split a map into an outer map over tiles and an inner "
+                     "map over one tile",
+          .description =
+              "A map over parameters p with ranges [b, e) step s becomes an "
+              "outer map over tile origins o = b, b + T·s, ... (step T·s) "
+              "whose body is the original map iterating [o, min(o + T·s, e)) "
+              "step s. `tile` gives T for every dimension; `tiles` "
+              "(\"16,0,8\") one per dimension, 0 or 1 leaving a dimension "
+              "alone; a dimension whose constant range fits in one tile is "
+              "left alone. The inner map keeps its parameters, schedule (a "
+              "cpu-parallel map's schedule moves to the outer map), tasklets "
+              "and memlets; the memlets between the scopes cover one tile (the "
+              "box the inner memlets reach over the tile, or the whole map's "
+              "subset when an index is not affine). Iterations run tile by "
+              "tile, so the order changes: refused when two iterations may "
+              "write one element (a WCR or an overwrite) and more than one of "
+              "the parameters the written index does not pin is tiled, or the "
+              "first of them is not; refused when the map reads an array it "
+              "writes other than element by element. Exact: every element "
+              "receives its writes in the original order.",
+          .params =
+              {{"tile", ParamSpec::Kind::Int, std::int64_t{32},
+                "tile size (in iterations) for every dimension; 0 or 1 = leave "
+                "it alone",
+                0.0, double(1 << 20)},
+               {"tiles", ParamSpec::Kind::String, std::string(),
+                "comma-separated tile sizes, one per map dimension (0 or 1 = "
+                "leave that dimension alone); overrides `tile` when not empty",
+                std::nullopt, std::nullopt}},
+          .pattern = Pattern().node("map", ir::NodeKind::MapEntry),
+      }) {}
+
+Planned<Plan> MapTiling::plan(const ir::Program &program, const Match &match,
+                              const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = planTiling(program, match, params, out.plan);
+  return out;
 }
 
-ApplyResult MapTiling::apply(const ir::Program &program, const Match &match,
-                             const Params &params) const {
-  Plan plan;
-  if (CheckResult c = planTiling(program, match, params, plan); !c)
-    throw Error("map-tiling at " + match.str() + ": " + c.reason);
+ApplyResult MapTiling::rewrite(const ir::Program &program, const Match &match,
+                               const Params &params, const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::Program &p = r.program;
   ir::State &s = stateNamed(p, match.state);
@@ -374,10 +398,10 @@ ApplyResult MapTiling::apply(const ir::Program &program, const Match &match,
   oe.label = ox.label = original.label + "_tiles";
   for (const ir::Connector &c : original.inputs) {
     oe.inputs.push_back(c);
-    oe.outputs.push_back({"OUT_" + c.name.substr(3), c.dtype});
+    oe.outputs.push_back({ir::scopePartner(c.name), c.dtype});
   }
   for (const ir::Connector &c : originalExit.outputs) {
-    ox.inputs.push_back({"IN_" + c.name.substr(4), c.dtype});
+    ox.inputs.push_back({ir::scopePartner(c.name), c.dtype});
     ox.outputs.push_back(c);
   }
   ir::MapData oxData = outer;
@@ -402,9 +426,9 @@ ApplyResult MapTiling::apply(const ir::Program &program, const Match &match,
   std::map<std::string, std::vector<const ir::Edge *>> innerReads, innerWrites;
   for (const ir::Edge &e : s.edges) {
     if (e.src == plan.entry && !e.srcConn.empty())
-      innerReads[e.srcConn.substr(4)].push_back(&e);
+      innerReads[ir::scopeSuffix(e.srcConn)].push_back(&e);
     if (e.dst == plan.exit && !e.dstConn.empty())
-      innerWrites[e.dstConn.substr(3)].push_back(&e);
+      innerWrites[ir::scopeSuffix(e.dstConn)].push_back(&e);
   }
   bool entryFed = false, exitDrained = false;
   for (ir::Edge &e : s.edges) {
@@ -412,16 +436,16 @@ ApplyResult MapTiling::apply(const ir::Program &program, const Match &match,
       e.dst = oe.id;
       if (e.dstConn.empty())
         continue;
-      std::string x = e.dstConn.substr(3);
-      edge(oe.id, "OUT_" + x, plan.entry, e.dstConn,
+      std::string x = ir::scopeSuffix(e.dstConn);
+      edge(oe.id, ir::scopeOut(x), plan.entry, e.dstConn,
            tileMemlet(innerReads[x], m.params, spans, e.memlet));
       entryFed = true;
     } else if (e.src == plan.exit) {
       e.src = ox.id;
       if (e.srcConn.empty())
         continue;
-      std::string x = e.srcConn.substr(4);
-      std::string in = "IN_" + x;
+      std::string x = ir::scopeSuffix(e.srcConn);
+      std::string in = ir::scopeIn(x);
       // One edge per connector, even when the exit fans out.
       if (std::any_of(added.begin(), added.end(), [&](const ir::Edge &a) {
             return a.dst == ox.id && a.dstConn == in;

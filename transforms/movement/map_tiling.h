@@ -16,23 +16,6 @@
 
 namespace weir::transforms {
 
-class MapTiling : public Transformation {
-public:
-  std::string_view id() const override { return "map-tiling"; }
-  Tier tier() const override { return Tier::Movement; }
-  std::string_view summary() const override {
-    return "Split a map into an outer map over tiles and an inner map over "
-           "one tile";
-  }
-  std::string_view description() const override;
-  std::vector<ParamSpec> params() const override;
-  const Pattern &pattern() const override;
-  CheckResult check(const ir::Program &program, const Match &match,
-                    const Params &params) const override;
-  ApplyResult apply(const ir::Program &program, const Match &match,
-                    const Params &params) const override;
-};
-
 /// A constant c with e <= c for every value of the symbols, found by
 /// choosing one side of each min() (`min(o + 16, 37) - o` <= 16); nullopt
 /// when none is found. Shared with local-storage, which sizes its buffer by

@@ -1,7 +1,20 @@
-#include "transforms/movement/redundant_copy_removal.h"
+/// \file
+/// `redundant-copy-removal` (DaCe's RedundantArray and RedundantSecondArray):
+/// a plain copy — an access-to-access edge, or a map whose one tasklet is
+/// `y = x` reading A at its parameters plus constants and writing B at its
+/// parameters plus other constants (Concat, Pad, Slice and Split expand to
+/// these) — between an array that exists only for the copy and another
+/// one. Either the source A, written only before the copy and read only by
+/// it, disappears and its producers write straight into B's slice (memlet
+/// subsets shifted by the copy's offset), or the destination B, written
+/// only by the copy, disappears and its readers read A's sub-box.
+///
+/// Ids: the copy map's nodes (entry, tasklet, exit) disappear; every other
+/// node keeps its id.
 
 #include "ir/error.h"
 #include "ir/scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -10,27 +23,6 @@
 #include <variant>
 
 namespace weir::transforms {
-
-std::string_view RedundantCopyRemoval::description() const {
-  return "Data movement (tier 3). A plain copy from array A to array B — an "
-         "access-to-access edge between equal shapes, or a map whose one "
-         "tasklet is `y = x`, reading A at its parameters plus constants and "
-         "writing B at its parameters plus other constants, as Concat, Pad, "
-         "Slice and Split expand — loses one of the two arrays. Source "
-         "removal (tried first): A is a plain transient of this state, the "
-         "copy reads all of it, nothing else reads it, every write of it "
-         "comes before the copy, one of them writes all of it, and only maps "
-         "and tasklets write it; its producers then write B's slice directly "
-         "(subsets shifted by the copy's offset), after whatever wrote B "
-         "before the copy. Destination removal: B is a plain transient "
-         "written only by the copy, which writes all of it, read only by "
-         "maps and tasklets after the copy, and A is not written after the "
-         "copy; B's readers then read A's sub-box. Refused, naming the "
-         "arrays and nodes, for arguments, constants and views in the "
-         "removed role, other readers or writers, layouts that are not "
-         "row-major, different dtypes, partial copies, and orderings the "
-         "rewrite would break. Exact.";
-}
 
 namespace {
 
@@ -113,7 +105,8 @@ std::variant<Copy, std::string> findCopy(const ir::Program &p,
   c.edge = write->id;
   if (write->memlet.wcr)
     return "the copy into '" + c.b + "' combines (" +
-           std::string(ir::wcrName(*write->memlet.wcr)) + ") with what is there";
+           std::string(ir::wcrName(*write->memlet.wcr)) +
+           ") with what is there";
   const ir::Node &src = *g.node(write->src);
   if (src.kind == ir::NodeKind::Access) {
     c.source = src.id;
@@ -177,8 +170,8 @@ ir::Subset shifted(const ir::Subset &s, const std::vector<Expr> &offset,
   ir::Subset out = s;
   for (std::size_t d = 0; d < out.dims.size(); ++d) {
     Expr o = sign > 0 ? offset[d] : Expr(0) - offset[d];
-    out.dims[d] = ir::Range(out.dims[d].begin + o, out.dims[d].end + o,
-                            out.dims[d].step);
+    out.dims[d] =
+        ir::Range(out.dims[d].begin + o, out.dims[d].end + o, out.dims[d].step);
   }
   return out;
 }
@@ -254,8 +247,8 @@ NodeId writer(const StateGraph &g, const ir::Edge &e, NodeId into) {
   return n.id;
 }
 
-std::optional<std::string>
-commonChecks(const ir::Program &p, const Copy &c, const std::string &state) {
+std::optional<std::string> commonChecks(const ir::Program &p, const Copy &c,
+                                        const std::string &state) {
   if (c.a == c.b)
     return "the copy reads and writes '" + c.a + "'";
   const ir::Container &a = p.container(c.a), &b = p.container(c.b);
@@ -306,7 +299,8 @@ std::optional<std::string> planSource(const ir::Program &p, const StateGraph &g,
       if (e->memlet.empty())
         continue;
       writers.push_back(writer(g, *e, n));
-      fullWrite |= !e->memlet.wcr && e->memlet.subset == ir::Subset::full(a.shape);
+      fullWrite |=
+          !e->memlet.wcr && e->memlet.subset == ir::Subset::full(a.shape);
     }
   }
   if (!fullWrite)
@@ -417,10 +411,10 @@ CheckResult planCopyRemoval(const ir::Program &p, const Match &match,
   auto dest = planTarget(p, g, s.name, plan);
   if (!dest)
     return CheckResult::success();
-  return CheckResult::failure("cannot remove the source '" + c.a + "': " +
-                                  *source + "; cannot remove the destination '" +
-                                  c.b + "': " + *dest,
-                              nodes);
+  return CheckResult::failure(
+      "cannot remove the source '" + c.a + "': " + *source +
+          "; cannot remove the destination '" + c.b + "': " + *dest,
+      nodes);
 }
 
 void addOrdering(ir::Program &p, ir::State &s, NodeId from, NodeId to) {
@@ -432,25 +426,62 @@ void addOrdering(ir::Program &p, ir::State &s, NodeId from, NodeId to) {
 
 } // namespace
 
-const Pattern &RedundantCopyRemoval::pattern() const {
-  static const Pattern p =
-      Pattern().node("target", ir::NodeKind::Access, {}, writtenByCopy);
-  return p;
+namespace {
+
+class RedundantCopyRemoval : public PlannedTransformation<Plan> {
+public:
+  RedundantCopyRemoval();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+RedundantCopyRemoval::RedundantCopyRemoval()
+    : PlannedTransformation({
+          .id = "redundant-copy-removal",
+          .tier = Tier::Movement,
+          .summary =
+              "Remove an array that only feeds, or only receives, a plain copy",
+          .description =
+              "A plain copy from array A to array B — an access-to-access edge "
+              "between equal shapes, or a map whose one tasklet is `y = x`, "
+              "reading A at its parameters plus constants and writing B at its "
+              "parameters plus other constants, as Concat, Pad, Slice and "
+              "Split expand — loses one of the two arrays. Source removal "
+              "(tried first): A is a plain transient of this state, the copy "
+              "reads all of it, nothing else reads it, every write of it comes "
+              "before the copy, one of them writes all of it, and only maps "
+              "and tasklets write it; its producers then write B's slice "
+              "directly (subsets shifted by the copy's offset), after whatever "
+              "wrote B before the copy. Destination removal: B is a plain "
+              "transient written only by the copy, which writes all of it, "
+              "read only by maps and tasklets after the copy, and A is not "
+              "written after the copy; B's readers then read A's sub-box. "
+              "Refused, naming the arrays and nodes, for arguments, constants "
+              "and views in the removed role, other readers or writers, "
+              "layouts that are not row-major, different dtypes, partial "
+              "copies, and orderings the rewrite would break. Exact.",
+          .pattern =
+              Pattern().node("target", ir::NodeKind::Access, {}, writtenByCopy),
+      }) {}
+
+Planned<Plan> RedundantCopyRemoval::plan(const ir::Program &program,
+                                         const Match &match,
+                                         const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = planCopyRemoval(program, match, out.plan);
+  return out;
 }
 
-CheckResult RedundantCopyRemoval::check(const ir::Program &program,
-                                        const Match &match,
-                                        const Params &) const {
-  Plan plan;
-  return planCopyRemoval(program, match, plan);
-}
-
-ApplyResult RedundantCopyRemoval::apply(const ir::Program &program,
-                                        const Match &match,
-                                        const Params &) const {
-  Plan plan;
-  if (CheckResult c = planCopyRemoval(program, match, plan); !c)
-    throw Error("redundant-copy-removal at " + match.str() + ": " + c.reason);
+ApplyResult RedundantCopyRemoval::rewrite(const ir::Program &program,
+                                          const Match &match,
+                                          const Params &params,
+                                          const Plan &plan) const {
   const Copy &c = plan.copy;
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);

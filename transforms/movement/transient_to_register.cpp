@@ -1,39 +1,25 @@
-#include "transforms/movement/transient_to_register.h"
+/// \file
+/// `transient-to-register` (scalar replacement): a transient that lives
+/// entirely inside one map scope — every access node of it directly in
+/// the scope, every memlet naming it inside — whose per-iteration
+/// footprint is a small constant box gets Storage::Register and that box
+/// as its shape. Lowering then allocates it per iteration inside the loop
+/// body, the analysis counts no bytes for it, and the transient-memory
+/// report leaves it out.
+///
+/// Ids: unchanged.
 
 #include "ir/error.h"
+#include "ir/print.h"
 #include "ir/scope.h"
-#include "transforms/fusion/map_scope.h"
+#include "transforms/map_scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
 #include <set>
 
 namespace weir::transforms {
-
-std::string_view TransientToRegister::description() const {
-  return "Data movement (tier 3). A plain transient whose access nodes all "
-         "sit directly in one map scope, whose memlets all stay inside it, "
-         "and which that scope's nodes access through one subset of constant "
-         "size (at most `max_elements` elements) gets register storage and "
-         "that size as its shape (memlets shifted to start at 0): the "
-         "lowering allocates it per iteration inside the loop body instead "
-         "of once for the run, bytes moved drop by its traffic and the "
-         "transient-memory report leaves it out. Each iteration must write "
-         "the whole footprint (one write, no write-conflict resolution) "
-         "before anything else touches it, so no value crosses iterations. "
-         "Refused, naming the container and nodes, for arguments, "
-         "constants, views, containers already in registers, use in "
-         "another state or outside the scope, footprints that differ or "
-         "are symbolic or too large, and reads before the full write. "
-         "Exact.";
-}
-
-std::vector<ParamSpec> TransientToRegister::params() const {
-  return {{"max_elements", ParamSpec::Kind::Int, std::int64_t{16},
-           "the largest per-iteration footprint, in elements, kept in "
-           "registers",
-           1.0, 4096.0}};
-}
 
 namespace {
 
@@ -90,7 +76,7 @@ CheckResult planRegister(const ir::Program &p, const Match &match,
   if (!scope)
     return fail("'" + name + "' (%" + std::to_string(node) +
                 ") is not inside a map");
-  const std::string map = map_scope::mapName(*g.node(scope));
+  const std::string map = ir::describe(*g.node(scope), "map");
   for (const ir::State &other : p.states)
     if (other.name != s.name)
       for (const ir::Node &n : other.nodes)
@@ -137,9 +123,10 @@ CheckResult planRegister(const ir::Program &p, const Match &match,
     elements *= *size;
   }
   if (elements > maxElements)
-    return fail("the footprint " + name + "[" + footprint->str() + "] holds " +
-                std::to_string(elements) + " elements, more than max_elements = " +
-                std::to_string(maxElements));
+    return fail(
+        "the footprint " + name + "[" + footprint->str() + "] holds " +
+        std::to_string(elements) +
+        " elements, more than max_elements = " + std::to_string(maxElements));
   // One full, plain write first; everything else after it, so no
   // iteration sees a value another left behind.
   NodeId first = 0;
@@ -184,27 +171,64 @@ CheckResult planRegister(const ir::Program &p, const Match &match,
 
 } // namespace
 
-const Pattern &TransientToRegister::pattern() const {
-  static const Pattern p =
-      Pattern().node("access", ir::NodeKind::Access, {}, writtenInsideAScope);
-  return p;
+namespace {
+
+class TransientToRegister : public PlannedTransformation<Plan> {
+public:
+  TransientToRegister();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+TransientToRegister::TransientToRegister()
+    : PlannedTransformation({
+          .id = "transient-to-register",
+          .tier = Tier::Movement,
+          .summary =
+              "Keep a small transient private to each iteration of its map",
+          .description =
+              "A plain transient whose access nodes all sit directly in one "
+              "map scope, whose memlets all stay inside it, and which that "
+              "scope's nodes access through one subset of constant size (at "
+              "most `max_elements` elements) gets register storage and that "
+              "size as its shape (memlets shifted to start at 0): the lowering "
+              "allocates it per iteration inside the loop body instead of once "
+              "for the run, bytes moved drop by its traffic and the "
+              "transient-memory report leaves it out. Each iteration must "
+              "write the whole footprint (one write, no write-conflict "
+              "resolution) before anything else touches it, so no value "
+              "crosses iterations. Refused, naming the container and nodes, "
+              "for arguments, constants, views, containers already in "
+              "registers, use in another state or outside the scope, "
+              "footprints that differ or are symbolic or too large, and reads "
+              "before the full write. Exact.",
+          .params = {{"max_elements", ParamSpec::Kind::Int, std::int64_t{16},
+                      "the largest per-iteration footprint, in elements, kept "
+                      "in registers",
+                      1.0, 4096.0}},
+          .pattern = Pattern().node("access", ir::NodeKind::Access, {},
+                                    writtenInsideAScope),
+      }) {}
+
+Planned<Plan> TransientToRegister::plan(const ir::Program &program,
+                                        const Match &match,
+                                        const Params &params) const {
+  Planned<Plan> out;
+  out.verdict =
+      planRegister(program, match, intParam(params, "max_elements"), out.plan);
+  return out;
 }
 
-CheckResult TransientToRegister::check(const ir::Program &program,
-                                       const Match &match,
-                                       const Params &params) const {
-  Plan plan;
-  return planRegister(program, match, intParam(params, "max_elements"), plan);
-}
-
-ApplyResult TransientToRegister::apply(const ir::Program &program,
-                                       const Match &match,
-                                       const Params &params) const {
-  Plan plan;
-  if (CheckResult c = planRegister(program, match,
-                                   intParam(params, "max_elements"), plan);
-      !c)
-    throw Error("transient-to-register at " + match.str() + ": " + c.reason);
+ApplyResult TransientToRegister::rewrite(const ir::Program &program,
+                                         const Match &match,
+                                         const Params &params,
+                                         const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::Container &c = r.program.containers.at(plan.container);
   c.storage = ir::Storage::Register;

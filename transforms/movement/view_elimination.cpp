@@ -1,10 +1,22 @@
-#include "transforms/movement/view_elimination.h"
+/// \file
+/// `view-elimination`: a map that only copies an array with its dimensions
+/// permuted (a Transpose, after expansion) is folded into what reads the
+/// copy: maps read the original element directly, and a gemm reads the
+/// original as a strided matrix (its leading dimension and, when rows and
+/// columns swap, its transpose flag change). The copy is never made.
+/// Reshapes and the like become views at tier 1 (`reshape-to-view`); this
+/// is their counterpart for data that really moves.
+///
+/// Ids: readers keep theirs; the copy map and the copy's access node go.
 
 #include "ir/affine.h"
 #include "ir/error.h"
 #include "ir/primitives.h"
-#include "transforms/fusion/gemm_alignment.h"
-#include "transforms/fusion/map_scope.h"
+#include "ir/print.h"
+#include "ir/scope.h"
+#include "transforms/gemm_alignment.h"
+#include "transforms/map_scope.h"
+#include "transforms/planned.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -13,27 +25,11 @@
 
 namespace weir::transforms {
 
-std::string_view ViewElimination::description() const {
-  return "Data movement (tier 3). A map whose only tasklet copies one "
-         "element (y = x) and whose write index is a permutation of its "
-         "parameters — a Transpose after expansion — writes a transient "
-         "that exists only to be read in another order. Its readers read "
-         "the original instead: each map reading one element per "
-         "iteration gets the original element's index in its memlet, and "
-         "a gemm reading a matrix of the copy reads the original as a "
-         "strided matrix (a new leading dimension, and the transpose flag "
-         "flipped when rows become columns). Refused when a reader is "
-         "anything else, when the gemm's matrix is not a fixed-stride "
-         "matrix of the original, or when the original may change between "
-         "the copy and its readers (written more than once). Exact: the "
-         "same values are read; the copy's writes and reads disappear.";
-}
-
 namespace {
 
+using gemm_alignment::ElementwiseMap;
 using ir::EdgeId;
 using ir::NodeId;
-using gemm_fusion::ElementwiseMap;
 using Rename = std::map<std::string, ir::Expr, std::less<>>;
 
 const char *const kRow = "__row", *const kCol = "__col";
@@ -98,7 +94,8 @@ private:
 
   /// A map copying one element per iteration to a permuted index.
   CheckResult copy() {
-    auto m = gemm_fusion::elementwiseMap(p_, g_, g_.node(exit_)->map().partner);
+    auto m =
+        gemm_alignment::elementwiseMap(p_, g_, g_.node(exit_)->map().partner);
     if (auto *r = std::get_if<CheckResult>(&m))
       return *r;
     plan_.copy = std::get<ElementwiseMap>(m);
@@ -109,19 +106,19 @@ private:
         code[0].value->kind != ir::tasklet::ExprKind::Var ||
         code[0].value->name != t.inputs[0].name ||
         t.inputs[0].dtype != t.outputs[0].dtype)
-      return fail("tasklet '" + t.label + "' (%" + std::to_string(t.id) +
-                  ") does more than copy one element");
+      return fail(ir::describe(t, "tasklet") +
+                  " does more than copy one element");
     const ir::Edge &read = *g_.in(plan_.copy.tasklet)[0];
     const ir::Edge &write = *g_.out(plan_.copy.tasklet)[0];
     plan_.x = read.memlet.container;
     plan_.t = write.memlet.container;
-    plan_.xIndex = *gemm_fusion::pointIndex(read.memlet);
+    plan_.xIndex = *gemm_alignment::pointIndex(read.memlet);
     if (g_.in(plan_.copy.entry).size() != 1)
       return fail("the copy map has more than one input");
     plan_.xAccess = g_.in(plan_.copy.entry)[0]->src;
 
     // The write index must be a permutation of the parameters.
-    std::vector<ir::Expr> w = *gemm_fusion::pointIndex(write.memlet);
+    std::vector<ir::Expr> w = *gemm_alignment::pointIndex(write.memlet);
     const ir::Container &tc = p_.container(plan_.t);
     if (w.size() != tc.shape.size())
       return fail("the copy writes '" + plan_.t + "' at a partial index");
@@ -176,8 +173,8 @@ private:
       if (isGemm(n)) {
         ok = gemmReader(n, *e, r);
       } else if (n.kind == ir::NodeKind::MapEntry &&
-                 e->dstConn.starts_with("IN_")) {
-        std::string via = "OUT_" + e->dstConn.substr(3);
+                 ir::scopeInSuffix(e->dstConn).has_value()) {
+        std::string via = ir::scopePartner(e->dstConn);
         for (const ir::Edge *inner : g_.out(n.id)) {
           if (inner->srcConn != via)
             continue;
@@ -188,9 +185,10 @@ private:
           if (isGemm(d)) {
             ok = gemmReader(d, *inner, r);
           } else if (d.kind == ir::NodeKind::Tasklet &&
-                     gemm_fusion::pointIndex(inner->memlet)) {
-            r.inner.emplace_back(inner->id, point(original(
-                                     plan_, *gemm_fusion::pointIndex(inner->memlet))));
+                     gemm_alignment::pointIndex(inner->memlet)) {
+            r.inner.emplace_back(
+                inner->id, point(original(plan_, *gemm_alignment::pointIndex(
+                                                     inner->memlet))));
             ok = CheckResult::success();
           } else {
             return fail("map '" + n.label + "' reads '" + plan_.t +
@@ -245,8 +243,8 @@ private:
       colsE = trans ? call.k : call.n;
       ld = call.ldb;
     } else {
-      return fail("gemm '" + gemm.label + "' reads '" + plan_.t +
-                  "' as its " + e.dstConn + ", not as A or B");
+      return fail("gemm '" + gemm.label + "' reads '" + plan_.t + "' as its " +
+                  e.dstConn + ", not as A or B");
     }
     const ir::Container &t = p_.container(plan_.t);
     std::size_t rank = t.shape.size();
@@ -303,25 +301,58 @@ private:
 
 } // namespace
 
-const Pattern &ViewElimination::pattern() const {
-  static const Pattern p = Pattern()
-                               .node("copy_exit", ir::NodeKind::MapExit)
-                               .node("array", ir::NodeKind::Access)
-                               .edge("copy_exit", "array");
-  return p;
+namespace {
+
+class ViewElimination : public PlannedTransformation<Plan> {
+public:
+  ViewElimination();
+
+protected:
+  Planned<Plan> plan(const ir::Program &program, const Match &match,
+                     const Params &params) const override;
+  ApplyResult rewrite(const ir::Program &program, const Match &match,
+                      const Params &params, const Plan &plan) const override;
+};
+
+} // namespace
+
+ViewElimination::ViewElimination()
+    : PlannedTransformation({
+          .id = "view-elimination",
+          .tier = Tier::Movement,
+          .summary =
+              "Fold a transposing copy into the memlets of what reads it",
+          .description =
+              "A map whose only tasklet copies one element (y = x) and whose "
+              "write index is a permutation of its parameters — a Transpose "
+              "after expansion — writes a transient that exists only to be "
+              "read in another order. Its readers read the original instead: "
+              "each map reading one element per iteration gets the original "
+              "element's index in its memlet, and a gemm reading a matrix of "
+              "the copy reads the original as a strided matrix (a new leading "
+              "dimension, and the transpose flag flipped when rows become "
+              "columns). Refused when a reader is anything else, when the "
+              "gemm's matrix is not a fixed-stride matrix of the original, or "
+              "when the original may change between the copy and its readers "
+              "(written more than once). Exact: the same values are read; the "
+              "copy's writes and reads disappear.",
+          .pattern = Pattern()
+                         .node("copy_exit", ir::NodeKind::MapExit)
+                         .node("array", ir::NodeKind::Access)
+                         .edge("copy_exit", "array"),
+      }) {}
+
+Planned<Plan> ViewElimination::plan(const ir::Program &program,
+                                    const Match &match,
+                                    const Params &params) const {
+  Planned<Plan> out;
+  out.verdict = Planner(program, match, out.plan).run();
+  return out;
 }
 
-CheckResult ViewElimination::check(const ir::Program &program,
-                                   const Match &match, const Params &) const {
-  Plan plan;
-  return Planner(program, match, plan).run();
-}
-
-ApplyResult ViewElimination::apply(const ir::Program &program,
-                                   const Match &match, const Params &) const {
-  Plan plan;
-  if (CheckResult c = Planner(program, match, plan).run(); !c)
-    throw Error("view-elimination at " + match.str() + ": " + c.reason);
+ApplyResult ViewElimination::rewrite(const ir::Program &program,
+                                     const Match &match, const Params &params,
+                                     const Plan &plan) const {
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
   auto edge = [&](EdgeId id) -> ir::Edge & { return edgeWithId(s, id); };
@@ -335,18 +366,18 @@ ApplyResult ViewElimination::apply(const ir::Program &program,
     ir::Node &dst = *s.findNode(reader.dst);
     if (dst.kind == ir::NodeKind::MapEntry) {
       // The scope connectors carry the original now.
-      std::string from = outer.dstConn.substr(3);
+      std::string from = ir::scopeSuffix(outer.dstConn);
       std::string to = map_scope::freshPair(dst, plan.x);
       for (ir::Connector &c : dst.inputs)
-        if (c.name == "IN_" + from)
-          c.name = "IN_" + to;
+        if (c.name == ir::scopeIn(from))
+          c.name = ir::scopeIn(to);
       for (ir::Connector &c : dst.outputs)
-        if (c.name == "OUT_" + from)
-          c.name = "OUT_" + to;
-      outer.dstConn = "IN_" + to;
+        if (c.name == ir::scopeOut(from))
+          c.name = ir::scopeOut(to);
+      outer.dstConn = ir::scopeIn(to);
       for (ir::Edge &e : s.edges)
-        if (e.src == reader.dst && e.srcConn == "OUT_" + from)
-          e.srcConn = "OUT_" + to;
+        if (e.src == reader.dst && e.srcConn == ir::scopeOut(from))
+          e.srcConn = ir::scopeOut(to);
     }
     for (const auto &[id, subset] : reader.inner)
       edge(id).memlet = {plan.x, subset, std::nullopt};
@@ -359,11 +390,11 @@ ApplyResult ViewElimination::apply(const ir::Program &program,
       if (reader.flip)
         (a ? call.transA : call.transB) ^= true;
       std::get<ir::PrimitiveData>(gemm.payload).attributes =
-          gemm_fusion::withCall(gemm.primitive(), call);
+          gemm_alignment::withCall(gemm.primitive(), call);
     }
   }
-  for (NodeId id : {plan.array, plan.copy.entry, plan.copy.tasklet,
-                    plan.copy.exit})
+  for (NodeId id :
+       {plan.array, plan.copy.entry, plan.copy.tasklet, plan.copy.exit})
     removeNode(s, id, &r.idMap);
   removeUnused(r.program, &r.idMap);
   return r;

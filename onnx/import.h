@@ -1,0 +1,51 @@
+#pragma once
+/// \file
+/// ONNX model -> ir::Program: one Library node per ONNX node (with all its
+/// attributes), initializers as constant containers, graph inputs and outputs
+/// as arguments, `dim_param` dimensions as program symbols.
+///
+/// The pipeline, in order: Weir's own safety checks (model_file.h) -> opset
+/// upgrade with ONNX's version converter (where it can) -> ONNX's checker ->
+/// ONNX shape inference with data propagation -> building the program.
+
+#include "ir/program.h"
+#include "onnx/limits.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace weir::onnx_import {
+
+struct ImportOptions {
+  ImportLimits limits;
+  /// Upgrade models older than `targetOpset` with ONNX's version converter.
+  bool upgradeOpset = true;
+  int targetOpset = 13;
+  /// Run onnx::checker::check_model after Weir's own checks.
+  bool runOnnxChecker = true;
+};
+
+struct ImportReport {
+  /// Operator types Weir does not know ("domain.Op" outside the default
+  /// domain), sorted and unique; those nodes are imported as unknown library
+  /// nodes.
+  std::vector<std::string> unsupportedOps;
+  /// Things the user should know: opset upgrades, checker or shape-inference
+  /// complaints that did not stop the import, values whose shapes could not
+  /// be inferred.
+  std::vector<std::string> notes;
+  int originalOpset = 0; ///< default-domain opset in the file
+  int opset = 0;         ///< after any upgrade
+};
+
+struct ImportResult {
+  ir::Program program;
+  ImportReport report;
+};
+
+/// Throws weir::Error naming the file and the problem.
+ImportResult importModel(const std::filesystem::path &path,
+                         const ImportOptions &options = {});
+
+} // namespace weir::onnx_import

@@ -1,0 +1,275 @@
+#include "workspace/workspace.h"
+
+#include "ir/error.h"
+#include "ir/hash.h"
+#include "transforms/registry.h"
+#include "transforms/rewrite.h"
+
+#include <chrono>
+#include <cxxabi.h>
+
+namespace weir::workspace {
+
+using transforms::Match;
+using transforms::Params;
+
+class Workspace::Busy {
+public:
+  explicit Busy(Workspace &ws) : ws_(ws) {
+    if (ws_.busy_)
+      throw Error("the workspace is busy applying a step; it cannot change "
+                  "until that step ends (a plugin or another thread tried)");
+    ws_.busy_ = true;
+  }
+  ~Busy() { ws_.busy_ = false; }
+  Busy(const Busy &) = delete;
+  Busy &operator=(const Busy &) = delete;
+
+private:
+  Workspace &ws_;
+};
+
+Workspace::Workspace(ir::Program program, Source source)
+    : source_(std::move(source)) {
+  Version v;
+  v.hash = ir::structuralHash(program);
+  v.program = std::make_shared<const ir::Program>(std::move(program));
+  versions_.push_back(std::move(v));
+}
+
+std::vector<Match> Workspace::matches(std::string_view transformation) {
+  auto t = transforms::requireTransformation(transformation);
+  std::lock_guard lock(mutex_);
+  return cache_.matches(program(), *t);
+}
+
+std::vector<std::pair<std::string, std::vector<Match>>>
+Workspace::allMatches() {
+  std::lock_guard lock(mutex_);
+  return cache_.allMatches(program());
+}
+
+transforms::CheckResult Workspace::check(std::string_view transformation,
+                                         const Match &match,
+                                         const Params &params) const {
+  auto t = transforms::findTransformation(transformation);
+  if (!t)
+    return transforms::CheckResult::failure("unknown transformation '" +
+                                            std::string(transformation) + "'");
+  std::lock_guard lock(mutex_);
+  return transforms::checkMatch(program(), *t, match, params);
+}
+
+Version Workspace::derive(const ir::Program &from, const Step &step) const {
+  auto t = transforms::requireTransformation(step.transformation);
+  auto start = std::chrono::steady_clock::now();
+  transforms::ApplyResult r;
+  try {
+    r = transforms::applyChecked(from, *t, step.match, step.params);
+  } catch (const Error &) {
+    throw;
+  } catch (const Interrupted &) {
+    throw; // the user asked to stop (Ctrl+C in a plugin)
+  } catch (abi::__forced_unwind &) {
+    throw; // the thread is being cancelled; let it end
+  } catch (const std::exception &e) {
+    // A faulty transformation (or plugin) must not take the session down.
+    throw Error(step.transformation + " at " + step.match.str() +
+                " failed: " + e.what());
+  } catch (...) {
+    throw Error(step.transformation + " at " + step.match.str() +
+                " failed with an exception that is not a std::exception");
+  }
+  Version v;
+  v.exactness = t->exactness();
+  v.hash = ir::structuralHash(r.program);
+  v.program = std::make_shared<const ir::Program>(std::move(r.program));
+  v.idMap = std::move(r.idMap);
+  v.step = step;
+  v.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return v;
+}
+
+namespace {
+
+/// The step with the labels of the nodes its match names in `program`.
+Step labelled(const ir::Program &program, std::string_view transformation,
+              const Match &match, const Params &params) {
+  Step s{std::string(transformation), match, params, {}};
+  for (const ir::State &state : program.states)
+    if (state.name == match.state)
+      for (const auto &[role, id] : match.roles)
+        if (const ir::Node *n = state.findNode(id))
+          s.labels[role] = n->label;
+  return s;
+}
+
+} // namespace
+
+const Version &Workspace::apply(std::string_view transformation,
+                                const Match &match, const Params &params) {
+  std::lock_guard lock(mutex_);
+  std::size_t from = current_;
+  {
+    Busy busy(*this);
+    std::shared_ptr<const ir::Program> base = programPtr();
+    Version v = derive(*base, labelled(*base, transformation, match, params));
+    // Nothing above changed the workspace; from here nothing throws but
+    // allocation.
+    versions_.resize(current_ + 1);
+    versions_.push_back(std::move(v));
+    current_ = versions_.size() - 1;
+  }
+  notify({ChangeKind::Applied, from, current_});
+  return versions_[current_];
+}
+
+void Workspace::undo() {
+  std::lock_guard lock(mutex_);
+  {
+    Busy busy(*this);
+    if (!canUndo())
+      throw Error("nothing to undo");
+    --current_;
+  }
+  notify({ChangeKind::Undone, current_ + 1, current_});
+}
+
+void Workspace::redo() {
+  std::lock_guard lock(mutex_);
+  {
+    Busy busy(*this);
+    if (!canRedo())
+      throw Error("nothing to redo");
+    ++current_;
+  }
+  notify({ChangeKind::Redone, current_ - 1, current_});
+}
+
+void Workspace::revert(std::size_t index) {
+  std::lock_guard lock(mutex_);
+  std::size_t from = current_;
+  {
+    Busy busy(*this);
+    if (index >= versions_.size())
+      throw Error("there is no version " + std::to_string(index) + " (the " +
+                  "history has " + std::to_string(versions_.size()) +
+                  " versions)");
+    current_ = index;
+  }
+  notify({ChangeKind::Reverted, from, current_});
+}
+
+Recipe Workspace::recipe() const {
+  std::lock_guard lock(mutex_);
+  Recipe r;
+  for (std::size_t i = 1; i <= current_; ++i)
+    r.steps.push_back(*versions_[i].step);
+  return r;
+}
+
+void Workspace::replay(const Recipe &recipe) {
+  std::lock_guard lock(mutex_);
+  std::optional<Busy> busy(std::in_place, *this);
+  std::vector<Version> fresh;
+  const ir::Program *at = &program();
+  for (std::size_t i = 0; i < recipe.steps.size(); ++i) {
+    const Step &step = recipe.steps[i];
+    std::string where = "recipe step " + std::to_string(i + 1) + " (" +
+                        step.transformation + ")";
+    // The nodes must be the ones the recipe was recorded on.
+    for (const auto &[role, label] : step.labels) {
+      ir::NodeId id = 0;
+      for (const auto &[r, n] : step.match.roles)
+        if (r == role)
+          id = n;
+      const ir::Node *node = nullptr;
+      for (const ir::State &s : at->states)
+        if (s.name == step.match.state)
+          node = s.findNode(id);
+      if (!node)
+        throw Error(where + ": there is no node %" + std::to_string(id) +
+                    " (the recipe expects '" + label +
+                    "'); was it recorded on another model?");
+      if (node->label != label)
+        throw Error(where + ": node %" + std::to_string(id) + " is '" +
+                    node->label + "', the recipe expects '" + label +
+                    "'; was it recorded on another model?");
+    }
+    try {
+      fresh.push_back(derive(*at, step));
+    } catch (const Error &e) {
+      throw Error(where + ": " + e.what());
+    }
+    at = fresh.back().program.get();
+  }
+  if (fresh.empty())
+    return;
+  std::size_t from = current_;
+  versions_.resize(current_ + 1);
+  for (Version &v : fresh)
+    versions_.push_back(std::move(v));
+  current_ = versions_.size() - 1;
+  busy.reset();
+  notify({ChangeKind::Applied, from, current_});
+}
+
+VerifyReport Workspace::verify(const VerifyOptions &options) const {
+  // The programs are shared values: copy the pointers, then run unlocked.
+  std::shared_ptr<const ir::Program> first, now;
+  std::vector<transforms::Exactness> steps;
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 1; i <= current_; ++i)
+      steps.push_back(versions_[i].exactness);
+    first = versions_[0].program;
+    now = programPtr();
+  }
+  return verifyPrograms(*first, *now, combineTolerances(steps), options);
+}
+
+VerifyReport Workspace::verifyStep(std::size_t index,
+                                   const VerifyOptions &options) const {
+  std::shared_ptr<const ir::Program> before, after;
+  transforms::Exactness exactness;
+  {
+    std::lock_guard lock(mutex_);
+    if (index == 0 || index >= versions_.size())
+      throw Error("there is no step " + std::to_string(index) + " to verify");
+    before = versions_[index - 1].program;
+    after = versions_[index].program;
+    exactness = versions_[index].exactness;
+  }
+  return verifyPrograms(*before, *after, exactness, options);
+}
+
+int Workspace::addObserver(Observer observer) {
+  std::lock_guard lock(mutex_);
+  observers_.emplace_back(nextObserver_, std::move(observer));
+  return nextObserver_++;
+}
+
+void Workspace::removeObserver(int id) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(observers_, [&](const auto &o) { return o.first == id; });
+}
+
+void Workspace::notify(const Change &change) const {
+  // A copy: an observer may add or remove observers (itself included).
+  auto observers = observers_;
+  for (const auto &[id, observer] : observers) {
+    try {
+      observer(*this, change);
+    } catch (const Interrupted &) {
+      throw;
+    } catch (abi::__forced_unwind &) {
+      throw;
+    } catch (...) {
+      // The change is complete; a failing listener must not undo it.
+    }
+  }
+}
+
+} // namespace weir::workspace
