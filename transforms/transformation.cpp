@@ -61,8 +61,35 @@ std::string_view paramKindName(ParamSpec::Kind k) {
     return "float";
   case ParamSpec::Kind::String:
     return "string";
+  case ParamSpec::Kind::IntList:
+    return "int-list";
   }
   return "?";
+}
+
+std::optional<IntList> parseIntList(std::string_view text) {
+  std::string t(text);
+  std::erase_if(t, [](char c) { return c == ' '; });
+  if (t.size() >= 2 && t.front() == '[' && t.back() == ']')
+    t = t.substr(1, t.size() - 2);
+  IntList out;
+  if (t.empty())
+    return out;
+  std::size_t at = 0;
+  while (at <= t.size()) {
+    std::size_t comma = std::min(t.find(',', at), t.size());
+    std::string item = t.substr(at, comma - at);
+    std::size_t used = 0;
+    try {
+      out.push_back(std::stoll(item, &used));
+    } catch (const std::exception &) {
+      return std::nullopt;
+    }
+    if (used != item.size())
+      return std::nullopt;
+    at = comma + 1;
+  }
+  return out;
 }
 
 std::string paramValueText(const ParamValue &v) {
@@ -78,8 +105,14 @@ std::string paramValueText(const ParamValue &v) {
           s.precision(17);
           s << x;
           return s.str();
-        } else
+        } else if constexpr (std::is_same_v<T, std::string>) {
           return "\"" + x + "\"";
+        } else {
+          std::string list;
+          for (std::int64_t n : x)
+            list += (list.empty() ? "" : ", ") + std::to_string(n);
+          return "[" + list + "]";
+        }
       },
       v);
 }
@@ -131,7 +164,7 @@ std::vector<Match> findMatches(const ir::Program &program,
 namespace {
 
 std::string kindOf(const ParamValue &v) {
-  static const char *kNames[] = {"bool", "int", "float", "string"};
+  static const char *kNames[] = {"bool", "int", "float", "string", "int-list"};
   return kNames[v.index()];
 }
 
@@ -159,17 +192,31 @@ Params resolveParams(const Transformation &t, const Params &params) {
     if (s.kind == ParamSpec::Kind::Float &&
         std::holds_alternative<std::int64_t>(v))
       v = double(std::get<std::int64_t>(v));
+    if (s.kind == ParamSpec::Kind::IntList)
+      if (const std::string *text = std::get_if<std::string>(&v))
+        if (auto list = parseIntList(*text))
+          v = std::move(*list);
     if (v.index() != std::size_t(s.kind))
       throw Error(where + s.name + "' must be " +
                   std::string(paramKindName(s.kind)) + ", got " + kindOf(v) +
                   " " + paramValueText(v));
+    if (const IntList *list = std::get_if<IntList>(&v))
+      for (std::int64_t n : *list)
+        if ((s.min && double(n) < *s.min) || (s.max && double(n) > *s.max))
+          throw Error(
+              where + s.name + "' = " + paramValueText(v) + ": " +
+              std::to_string(n) + " is outside [" +
+              (s.min ? std::to_string(std::int64_t(*s.min)) : "-inf") + ", " +
+              (s.max ? std::to_string(std::int64_t(*s.max)) : "inf") + "]");
     double number = std::holds_alternative<std::int64_t>(v)
                         ? double(std::get<std::int64_t>(v))
                     : std::holds_alternative<double>(v) ? std::get<double>(v)
                                                         : 0.0;
     if (std::holds_alternative<double>(v) && !std::isfinite(number))
       throw Error(where + s.name + "' must be finite");
-    if ((s.min && number < *s.min) || (s.max && number > *s.max)) {
+    bool scalar = std::holds_alternative<std::int64_t>(v) ||
+                  std::holds_alternative<double>(v);
+    if (scalar && ((s.min && number < *s.min) || (s.max && number > *s.max))) {
       std::ostringstream range;
       range << "[" << (s.min ? std::to_string(*s.min) : "-inf") << ", "
             << (s.max ? std::to_string(*s.max) : "inf") << "]";
@@ -352,6 +399,10 @@ bool boolParam(const Params &p, std::string_view name) {
 }
 const std::string &stringParam(const Params &p, std::string_view name) {
   return param<std::string>(p, name);
+}
+
+const IntList &intListParam(const Params &p, std::string_view name) {
+  return param<IntList>(p, name);
 }
 
 } // namespace weir::transforms

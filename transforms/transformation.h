@@ -43,14 +43,18 @@ std::optional<Tier> parseTier(std::string_view name);
 /// "expansion, fusion, movement or tensorize", for usage messages.
 std::string tierNameList();
 
-using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
+using IntList = std::vector<std::int64_t>;
+/// In the order of ParamSpec::Kind.
+using ParamValue =
+    std::variant<bool, std::int64_t, double, std::string, IntList>;
 /// Parameter values by name; absent names take their defaults.
 using Params = std::map<std::string, ParamValue, std::less<>>;
 
-/// One typed parameter with its default and, for numbers, its range; for
-/// strings an optional list of allowed values.
+/// One typed parameter with its default and, for numbers, its range (for
+/// an int list, every element's); for strings an optional list of allowed
+/// values.
 struct ParamSpec {
-  enum class Kind : std::uint8_t { Bool, Int, Float, String };
+  enum class Kind : std::uint8_t { Bool, Int, Float, String, IntList };
   std::string name;
   Kind kind = Kind::Int;
   ParamValue defaultValue;
@@ -58,9 +62,14 @@ struct ParamSpec {
   std::optional<double> min, max;
   std::vector<std::string> choices; ///< String only; empty = any string
 };
-std::string_view paramKindName(ParamSpec::Kind k); ///< "bool", "int", ...
-/// A value as text: `true`, `3`, `0.5`, `"blas"`.
+/// "bool", "int", "float", "string", "int-list".
+std::string_view paramKindName(ParamSpec::Kind k);
+/// A value as text: `true`, `3`, `0.5`, `"blas"`, `[16, 0, 8]`.
 std::string paramValueText(const ParamValue &v);
+/// "16, 0, 8" (or "16,0,8", "[16, 0, 8]", "") as an int list; nullopt when
+/// it is not one. Recipes written before int lists existed hold such
+/// strings, and the GUI's line edits give them.
+std::optional<IntList> parseIntList(std::string_view text);
 
 /// Whether a transformation keeps results bit for bit, or only within a
 /// tolerance (it reassociates, changes an implementation's summation order
@@ -177,7 +186,8 @@ std::vector<Match> matchesInState(const ir::Program &program,
 /// `params` completed with defaults and checked against the declaration:
 /// unknown names, wrong kinds, values out of range or not among the
 /// choices throw weir::Error naming the transformation and parameter. An
-/// int given for a float parameter is converted.
+/// int given for a float parameter is converted, and so is a string that
+/// parseIntList reads for an int-list parameter.
 Params resolveParams(const Transformation &t, const Params &params);
 
 /// check() after verifying that the match fits the pattern in `program`
@@ -202,5 +212,6 @@ std::int64_t intParam(const Params &p, std::string_view name);
 double floatParam(const Params &p, std::string_view name);
 bool boolParam(const Params &p, std::string_view name);
 const std::string &stringParam(const Params &p, std::string_view name);
+const IntList &intListParam(const Params &p, std::string_view name);
 
 } // namespace weir::transforms

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cmath>
@@ -60,9 +61,15 @@ transforms::Params paramsFromJson(const json &j, const std::string &where) {
       out[name] = v.get<double>();
     else if (v.is_string())
       out[name] = v.get<std::string>();
+    else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json &x) {
+               return x.is_number_integer() &&
+                      !(x.is_number_unsigned() &&
+                        x.get<std::uint64_t>() > std::uint64_t(INT64_MAX));
+             }))
+      out[name] = v.get<transforms::IntList>();
     else
       throw Error(where + ": parameter '" + name +
-                  "' must be a bool, number or string");
+                  "' must be a bool, number, string or list of integers");
   }
   return out;
 }

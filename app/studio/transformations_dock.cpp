@@ -340,6 +340,13 @@ void TransformationsDock::buildParamEditor(
       }
       break;
     }
+    case transforms::ParamSpec::Kind::IntList: {
+      // "16, 0, 8"; resolveParams reads the text (and names a bad one).
+      std::string text = transforms::paramValueText(p.defaultValue);
+      w = new QLineEdit(
+          QString::fromStdString(text.substr(1, text.size() - 2)));
+      break;
+    }
     }
     w->setToolTip(QString::fromStdString(p.description));
     paramForm_->addRow(QString::fromStdString(p.name), w);
@@ -360,8 +367,12 @@ transforms::Params TransformationsDock::editedParams() const {
       v = dspin->value();
     else if (auto *combo = qobject_cast<QComboBox *>(w))
       v = combo->currentText().toStdString();
-    else if (auto *line = qobject_cast<QLineEdit *>(w))
+    else if (auto *line = qobject_cast<QLineEdit *>(w)) {
       v = line->text().toStdString();
+      if (spec.kind == transforms::ParamSpec::Kind::IntList)
+        if (auto list = transforms::parseIntList(std::get<std::string>(v)))
+          v = std::move(*list);
+    }
     if (v != spec.defaultValue)
       params[spec.name] = v;
   }

@@ -22,8 +22,8 @@ py::object attributeValue(const ir::AttributeValue &v) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, ir::TensorValue>) {
           return toArray(runtime::Tensor::fromBlob(x.dtype, x.shape, x.data));
-        } else if constexpr (std::is_same_v<T,
-                                            std::shared_ptr<const ir::Program>>) {
+        } else if constexpr (std::is_same_v<
+                                 T, std::shared_ptr<const ir::Program>>) {
           return py::cast(share(x));
         } else {
           return py::cast(x);
@@ -74,8 +74,17 @@ transforms::ParamValue toParamValue(const py::handle &v,
     return v.cast<double>();
   if (py::isinstance<py::str>(v))
     return v.cast<std::string>();
-  throw Error("parameter '" + name + "' must be a bool, int, float or str, "
-              "not " +
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    transforms::IntList list;
+    for (py::handle x : v) {
+      if (!py::isinstance<py::int_>(x) || py::isinstance<py::bool_>(x))
+        throw Error("parameter '" + name + "' must be a list of int");
+      list.push_back(x.cast<std::int64_t>());
+    }
+    return list;
+  }
+  throw Error("parameter '" + name +
+              "' must be a bool, int, float, str or list of int, not " +
               py::str(py::type::of(v).attr("__name__")).cast<std::string>());
 }
 
@@ -106,8 +115,9 @@ transforms::Match toMatch(const py::handle &m,
   if (py::isinstance<transforms::Match>(m))
     return m.cast<transforms::Match>();
   if (!py::isinstance<py::dict>(m))
-    throw Error(std::string(t.id()) + ": a match is a weir.Match or a dict "
-                                      "{\"state\": ..., role: node id}, not " +
+    throw Error(std::string(t.id()) +
+                ": a match is a weir.Match or a dict "
+                "{\"state\": ..., role: node id}, not " +
                 py::str(py::type::of(m).attr("__name__")).cast<std::string>());
   auto d = m.cast<py::dict>();
   transforms::Match match;

@@ -41,10 +41,12 @@ transforms::ParamSpec paramSpecOf(const py::dict &d) {
   } else if (kind == "string") {
     s.kind = transforms::ParamSpec::Kind::String;
     s.defaultValue = def.cast<std::string>();
+  } else if (kind == "int-list") {
+    s.kind = transforms::ParamSpec::Kind::IntList;
+    s.defaultValue = def.cast<transforms::IntList>();
   } else {
     throw Error("parameter '" + s.name +
-                "': kind must be bool, int, float or "
-                "string, not '" +
+                "': kind must be bool, int, float, string or int-list, not '" +
                 kind + "'");
   }
   if (d.contains("description"))

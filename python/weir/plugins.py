@@ -48,7 +48,9 @@ import warnings
 
 from . import _weir
 
-_KINDS = {bool: "bool", int: "int", float: "float", str: "string"}
+# `list` is a list of ints (an int-list parameter, as map-tiling's tiles).
+_KINDS = {bool: "bool", int: "int", float: "float", str: "string",
+          list: "int-list"}
 _loaded = {}      # plugin id -> source file
 _errors = []      # (file, message)
 _registered = []  # ids the decorator registered during the current load
@@ -61,7 +63,9 @@ class Param:
                  max=None, choices=None):
         if kind not in _KINDS:
             raise TypeError(f"parameter {name!r}: kind must be bool, int, "
-                            f"float or str, not {kind!r}")
+                            f"float, str or list (of int), not {kind!r}")
+        if kind is list:
+            default = [int(x) for x in default]
         self.name, self.kind, self.default = name, kind, kind(default)
         self.description, self.min, self.max = description, min, max
         self.choices = list(choices) if choices else []

@@ -250,6 +250,28 @@ def test_transformations_list_tiers_summaries_and_params():
     assert info["fuse-erf-gelu"].tolerance == (1e-6, 1e-7)
     assert info["fold-batchnorm"].roles == ["conv", "mid", "bn"]
     assert info["expand-all"].roles == []
+    # A list of integers is a parameter kind of its own.
+    tiles = next(p for p in info["map-tiling"].params if p["name"] == "tiles")
+    assert tiles["kind"] == "int-list" and tiles["default"] == []
+
+
+def test_int_list_parameter_from_python():
+    ws = load_cnn()
+    ws.apply("expand-all")
+    # The first map that tiles=[2, 2, ...] (one 2 per dimension) tiles.
+    match, tiles = next((m, [2] * n) for m in ws.matches("map-tiling")
+                        for n in range(1, 7)
+                        if ws.check("map-tiling", m, tiles=[2] * n))
+    # A list, a tuple and the text older recipes hold mean the same.
+    text = ", ".join(map(str, tiles))
+    for given in (tiles, tuple(tiles), text):
+        assert ws.check("map-tiling", match, tiles=given)
+    bad = ws.check("map-tiling", match, tiles=tiles[:-1] + [-1])
+    assert not bad and "-1 is outside" in bad.reason
+    ws.apply("map-tiling", match, tiles=tiles)
+    assert ws.recipe.steps[-1]["params"] == {"tiles": tiles}
+    with pytest.raises(weir.Error, match="list of int"):
+        ws.check("map-tiling", match, tiles=[2, "a"])
 
 
 def test_transformation_info_and_its_errors():

@@ -155,7 +155,7 @@ TEST(LocalStorage, SteppedAndSymbolicTiles) {
   Expr i = sym("i"), j = sym("j");
   m.add("sp", {"i", "j"}, {{1, 37, 3}, {0, 53}}, {{"a", "x", {i, j}}},
         "y = a + 1.0", {{"y", "y", {i, j}}});
-  ir::Program t = tiled(g.p, "sp", {{"tiles", std::string("4,16")}});
+  ir::Program t = tiled(g.p, "sp", {{"tiles", transforms::IntList{4, 16}}});
   ir::Program a = staged(t, "sp", in("x"));
   // Four rows three apart span ten rows of x.
   EXPECT_EQ(localOf(a, "x")->shape, (std::vector<Expr>{10, 16}));
@@ -194,7 +194,7 @@ TEST(LocalStorage, SteppedAndSymbolicTiles) {
   Maps q(w);
   q.add("wide", {"i", "j"}, {{0, 9}, {0, sym("N")}}, {{"a", "x", {i, j}}},
         "y = a", {{"y", "y", {i, j}}});
-  ir::Program wt = tiled(w.p, "wide", {{"tiles", std::string("4,0")}});
+  ir::Program wt = tiled(w.p, "wide", {{"tiles", transforms::IntList{4, 0}}});
   EXPECT_THAT(refusal(wt, "wide", in("x")),
               HasSubstr("the tile of 'x' is not a box the buffer can hold: "
                         "the tile's extent in j = 0:N has no constant bound"));

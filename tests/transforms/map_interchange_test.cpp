@@ -43,7 +43,7 @@ TEST(MapInterchange, PermutationGolden) {
   ir::Program before = m.g.p;
   ir::Program after =
       transforms::applyChecked(before, interchange(), mapMatch(m.ids.entry),
-                               {{"permutation", "2,0,1"}})
+                               {{"permutation", transforms::IntList{2, 0, 1}}})
           .program;
   expectValid(after);
   expectGolden("schedule_interchange_permutation", before, after);
@@ -91,7 +91,8 @@ TEST(MapInterchange, KeepsTheOrderOfASumAndRefusesToChangeIt) {
               HasSubstr("'y' (y[i] (sum)) may be touched by iterations that "
                         "differ in j, k; reordering them changes the order "
                         "of those accesses (the sum would reassociate)"));
-  EXPECT_THAT(reasonAt(m.g.p, interchange(), at, {{"permutation", "0,2,1"}}),
+  EXPECT_THAT(reasonAt(m.g.p, interchange(), at,
+                       {{"permutation", transforms::IntList{0, 2, 1}}}),
               HasSubstr("differ in j, k"));
   // The nest [i][j, k] may swap ([j, k][i] keeps j before k).
   OneMap n = sumMap();
@@ -120,11 +121,14 @@ TEST(MapInterchange, RefusesWhatItCannotReorder) {
   EXPECT_THAT(reasonAt(t.g.p, interchange(), at, {{"second", 2}}),
               HasSubstr("map 'tr' (%" + std::to_string(t.ids.entry) +
                         ") has 2 dimensions"));
-  EXPECT_THAT(reasonAt(t.g.p, interchange(), at, {{"permutation", "0,0"}}),
-              HasSubstr("permutation '0,0' is not a permutation of 0..1"));
+  EXPECT_THAT(reasonAt(t.g.p, interchange(), at,
+                       {{"permutation", transforms::IntList{0, 0}}}),
+              HasSubstr("permutation [0, 0] is not a permutation of 0..1"));
   EXPECT_THAT(reasonAt(t.g.p, interchange(), at, {{"permutation", "a,b"}}),
-              HasSubstr("permutation 'a,b' is not a list of positions"));
-  EXPECT_THAT(reasonAt(t.g.p, interchange(), at, {{"permutation", "0,1"}}),
+              HasSubstr("parameter 'permutation' must be int-list, got "
+                        "string \"a,b\""));
+  EXPECT_THAT(reasonAt(t.g.p, interchange(), at,
+                       {{"permutation", transforms::IntList{0, 1}}}),
               HasSubstr("the permutation leaves map 'tr'"));
   EXPECT_THAT(reasonAt(t.g.p, interchange(), at, {{"nested", true}}),
               HasSubstr("map 'tr' (%" + std::to_string(t.ids.entry) +

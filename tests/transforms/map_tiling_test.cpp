@@ -98,11 +98,13 @@ TEST(MapTiling, PerDimensionTilesAndSteps) {
   m.add("sp", {"i", "j"}, {{1, 37, 3}, {0, 53}}, {{"a", "x", {i, j}}},
         "y = a + 1.0", {{"y", "y", {i, j}}});
   ir::Program before = g.p;
+  // A string, as recipes written before int-list parameters hold it.
   ir::Program after = tiled(before, "sp", {{"tiles", std::string("4, 0")}});
   expectGolden("map_tiling_stepped", before, after);
   expectEquivalent(before, after, tiling().exactness());
   // Tiling the columns too (16 does not divide 53: a min() remains).
-  ir::Program both = tiled(before, "sp", {{"tiles", std::string("4,16")}});
+  ir::Program both =
+      tiled(before, "sp", {{"tiles", transforms::IntList{4, 16}}});
   expectEquivalent(before, both, tiling().exactness());
 }
 
@@ -141,15 +143,25 @@ TEST(MapTiling, MatmulWithWcrKeepsTheSumOrder) {
 
 TEST(MapTiling, RefusesBadParametersAndSmallMaps) {
   ir::Program p = stencil().p;
-  EXPECT_THAT(refusal(p, "st", {{"tiles", std::string("16")}}),
+  EXPECT_THAT(refusal(p, "st", {{"tiles", transforms::IntList{16}}}),
               HasSubstr("gives 1 sizes but the map has 2 dimensions"));
-  EXPECT_THAT(refusal(p, "st", {{"tiles", std::string("16,x")}}),
-              HasSubstr("'x' is not a non-negative integer"));
+  // Parameter errors name the parameter (no node is at fault).
+  auto paramError = [&](const Params &params) {
+    transforms::CheckResult c =
+        transforms::checkMatch(p, tiling(), mapMatch(p, "st"), params);
+    EXPECT_FALSE(c.ok);
+    return c.reason;
+  };
+  EXPECT_THAT(paramError({{"tiles", std::string("16,x")}}),
+              HasSubstr("parameter 'tiles' must be int-list, got string "
+                        "\"16,x\""));
+  EXPECT_THAT(paramError({{"tiles", transforms::IntList{-1, 4}}}),
+              HasSubstr("-1 is outside [0, 1048576]"));
   EXPECT_THAT(refusal(p, "st", {{"tile", std::int64_t{64}}}),
               HasSubstr("map 'st' (%"));
   EXPECT_THAT(refusal(p, "st", {{"tile", std::int64_t{64}}}),
               HasSubstr("[i = 0:37, j = 0:53] fits in one tile"));
-  EXPECT_THAT(refusal(p, "st", {{"tiles", std::string("0,1")}}),
+  EXPECT_THAT(refusal(p, "st", {{"tiles", transforms::IntList{0, 1}}}),
               HasSubstr("nothing to tile"));
   // A tiled inner map [o, min(o + 16, 37)) is never tiled again by 16.
   ir::Program t = tiled(p, "st", {{"tile", std::int64_t{16}}});
@@ -169,10 +181,10 @@ TEST(MapTiling, RefusesReorderedWrites) {
   std::string why = refusal(p, "red", {{"tile", std::int64_t{8}}});
   EXPECT_THAT(why, HasSubstr("writes y[i] (sum) from several iterations"));
   EXPECT_THAT(why, HasSubstr("one element of 'y'"));
-  EXPECT_THAT(refusal(p, "red", {{"tiles", std::string("0,0,8")}}),
+  EXPECT_THAT(refusal(p, "red", {{"tiles", transforms::IntList{0, 0, 8}}}),
               HasSubstr("map 'red' (%"));
   // Tiling j alone keeps the order: each y[i] still sums j-major.
-  ir::Program ok = tiled(p, "red", {{"tiles", std::string("0,8,0")}});
+  ir::Program ok = tiled(p, "red", {{"tiles", transforms::IntList{0, 8, 0}}});
   expectEquivalent(p, ok, tiling().exactness());
 
   // A map that reads a neighbour of what it writes in one array.

@@ -65,7 +65,9 @@ TEST(ScheduleFuzz, RandomProgramsKeepTheirResults) {
   const std::vector<Variant> variants = {
       {"interchange 0,1", "map-interchange", {}},
       {"interchange 0,2", "map-interchange", {{"first", 0}, {"second", 2}}},
-      {"interchange 2,1,0", "map-interchange", {{"permutation", "2,1,0"}}},
+      {"interchange 2,1,0",
+       "map-interchange",
+       {{"permutation", transforms::IntList{2, 1, 0}}}},
       {"interchange nested", "map-interchange", {{"nested", true}}},
       {"collapse", "map-collapse", {}},
       {"parallelize", "parallelize", {}},

@@ -217,7 +217,8 @@ Recipe sampleRecipe() {
                                 {"offset", std::int64_t(-3)},
                                 {"ratio", 0.25},
                                 {"whole", 2.0},
-                                {"impl", std::string("blas \"fast\"")}},
+                                {"impl", std::string("blas \"fast\"")},
+                                {"tiles", transforms::IntList{16, 0, -8}}},
                          {{"node", "Add_7"}}});
   return r;
 }
@@ -241,6 +242,7 @@ TEST(Recipe, JsonRoundTrip) {
   EXPECT_TRUE(p["ratio"].is_number_float());
   EXPECT_TRUE(p["whole"].is_number_float());
   EXPECT_TRUE(p["impl"].is_string());
+  EXPECT_EQ(p["tiles"], json::parse("[16, 0, -8]"));
 
   expectSameSteps(Recipe::fromJson(j), r);
   // Through text: a float that is a whole number stays a float.
@@ -344,13 +346,17 @@ TEST(Recipe, ErrorsNameTheProblem) {
               HasSubstr("label of 'node' must be a string"));
   EXPECT_THAT(step2(R"({"transformation": "expand", "params": [1]})"),
               HasSubstr("\"params\" must be an object"));
-  EXPECT_THAT(step2(R"({"transformation": "expand", "params": {"k": [1]}})"),
-              HasSubstr("parameter 'k' must be a bool, number or string"));
+  const char *kKinds = "must be a bool, number, string or list of integers";
+  EXPECT_THAT(step2(R"({"transformation": "expand", "params": {"k": [1.5]}})"),
+              HasSubstr("parameter 'k' " + std::string(kKinds)));
+  EXPECT_THAT(
+      step2(R"({"transformation": "expand", "params": {"k": ["a"]}})"),
+      HasSubstr("parameter 'k' " + std::string(kKinds)));
   EXPECT_THAT(
       step2(R"({"transformation": "expand", "params": {"k": {"a": 1}}})"),
-      HasSubstr("parameter 'k' must be a bool, number or string"));
+      HasSubstr("parameter 'k' " + std::string(kKinds)));
   EXPECT_THAT(step2(R"({"transformation": "expand", "params": {"k": null}})"),
-              HasSubstr("parameter 'k' must be a bool, number or string"));
+              HasSubstr("parameter 'k' " + std::string(kKinds)));
   // "params": null is no parameters.
   EXPECT_TRUE(
       Recipe::fromJson(

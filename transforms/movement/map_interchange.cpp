@@ -37,32 +37,21 @@ CheckResult fail(std::string why, std::vector<NodeId> nodes) {
   return CheckResult::failure(std::move(why), std::move(nodes));
 }
 
+/// `list` as a permutation of 0..n-1, or why it is not one.
 std::optional<std::vector<std::size_t>>
-parsePermutation(const std::string &s, std::size_t n, std::string &why) {
-  std::vector<std::size_t> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    try {
-      std::size_t used = 0;
-      long long v = std::stoll(item, &used);
-      if (item.find_first_not_of(" ", used) != std::string::npos || v < 0)
-        throw std::invalid_argument(item);
-      out.push_back(static_cast<std::size_t>(v));
-    } catch (const std::exception &) {
-      why = "permutation '" + s + "' is not a list of positions";
-      return std::nullopt;
-    }
-  }
+checkPermutation(const IntList &list, std::size_t n, std::string &why) {
+  std::vector<std::size_t> out(list.begin(), list.end());
   std::vector<std::size_t> sorted = out;
   std::sort(sorted.begin(), sorted.end());
   for (std::size_t k = 0; k < sorted.size(); ++k)
     if (sorted.size() != n || sorted[k] != k) {
-      why = "permutation '" + s + "' is not a permutation of 0.." +
-            std::to_string(n - 1);
+      why = "permutation " + paramValueText(list) +
+            " is not a permutation of 0.." + std::to_string(n - 1);
       return std::nullopt;
     }
-  return out;
+  if (sorted.empty())
+    why = "permutation [] is not a permutation of 0.." + std::to_string(n - 1);
+  return sorted.empty() ? std::nullopt : std::optional(out);
 }
 
 /// Whether the free parameters of each conflict keep their relative order
@@ -139,10 +128,10 @@ CheckResult planInterchange(const ir::Program &p, const Match &match,
     return fail(name + " has one dimension; nothing to reorder (nested swaps "
                        "two maps)",
                 {entry});
-  const std::string &perm = stringParam(params, "permutation");
+  const IntList &perm = intListParam(params, "permutation");
   if (!perm.empty()) {
     std::string why;
-    auto order = parsePermutation(perm, dims, why);
+    auto order = checkPermutation(perm, dims, why);
     if (!order)
       return fail(why + " for " + name, {entry});
     out.order = *order;
@@ -268,7 +257,7 @@ MapInterchange::MapInterchange()
               "Reorders the parameters and ranges of a map: the first "
               "parameter becomes the outermost loop, the last the innermost "
               "(the one the CPU vectorizes). `first` and `second` swap two "
-              "positions; `permutation` (\"2,0,1\": new position k takes old "
+              "positions; `permutation` ([2, 0, 1]: new position k takes old "
               "dimension p[k]) overrides them. With `nested`, the map must "
               "hold exactly one inner map and nothing else, and the two maps "
               "swap their parameter lists; the memlets between them are "
@@ -292,9 +281,13 @@ MapInterchange::MapInterchange()
                       "position of the other",
                       0.0,
                       {}},
-                     {"permutation", ParamSpec::Kind::String, std::string(),
-                      "comma-separated old positions in their new order "
-                      "(\"1,0,2\"); overrides first and second when not empty"},
+                     {"permutation",
+                      ParamSpec::Kind::IntList,
+                      IntList(),
+                      "old positions in their new order ([1, 0, 2]); "
+                      "overrides first and second when not empty",
+                      0.0,
+                      {}},
                      {"nested", ParamSpec::Kind::Bool, false,
                       "swap this map with the one map its scope holds"}},
           .pattern = Pattern().node("map", ir::NodeKind::MapEntry),

@@ -41,33 +41,14 @@ struct Plan {
 /// Tile sizes from `tile`/`tiles`, or the reason they are unusable.
 std::variant<std::vector<std::int64_t>, std::string>
 tileSizes(const Params &params, std::size_t rank) {
-  const std::string &list = stringParam(params, "tiles");
+  const IntList &list = intListParam(params, "tiles");
   if (list.empty())
     return std::vector<std::int64_t>(rank, intParam(params, "tile"));
-  std::vector<std::int64_t> out;
-  std::size_t at = 0;
-  while (at <= list.size()) {
-    std::size_t comma = std::min(list.find(',', at), list.size());
-    std::string item = list.substr(at, comma - at);
-    std::erase_if(item, [](char c) { return c == ' '; });
-    std::size_t used = 0;
-    std::int64_t v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception &) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || v < 0)
-      return "parameter tiles=\"" + list + "\": '" + item +
-             "' is not a non-negative integer";
-    out.push_back(v);
-    at = comma + 1;
-  }
-  if (out.size() != rank)
-    return "parameter tiles=\"" + list + "\" gives " +
-           std::to_string(out.size()) + " sizes but the map has " +
+  if (list.size() != rank)
+    return "parameter tiles=" + paramValueText(list) + " gives " +
+           std::to_string(list.size()) + " sizes but the map has " +
            std::to_string(rank) + " dimensions";
-  return out;
+  return list;
 }
 
 /// Parameters a point index pins: dimensions whose index is c + k·p for a
@@ -326,7 +307,7 @@ MapTiling::MapTiling()
               "outer map over tile origins o = b, b + T·s, ... (step T·s) "
               "whose body is the original map iterating [o, min(o + T·s, e)) "
               "step s. `tile` gives T for every dimension; `tiles` "
-              "(\"16,0,8\") one per dimension, 0 or 1 leaving a dimension "
+              "([16, 0, 8]) one per dimension, 0 or 1 leaving a dimension "
               "alone; a dimension whose constant range fits in one tile is "
               "left alone. The inner map keeps its parameters, schedule (a "
               "cpu-parallel map's schedule moves to the outer map), tasklets "
@@ -344,10 +325,10 @@ MapTiling::MapTiling()
                 "tile size (in iterations) for every dimension; 0 or 1 = leave "
                 "it alone",
                 0.0, double(1 << 20)},
-               {"tiles", ParamSpec::Kind::String, std::string(),
-                "comma-separated tile sizes, one per map dimension (0 or 1 = "
-                "leave that dimension alone); overrides `tile` when not empty",
-                std::nullopt, std::nullopt}},
+               {"tiles", ParamSpec::Kind::IntList, IntList(),
+                "tile sizes, one per map dimension (0 or 1 = leave that "
+                "dimension alone); overrides `tile` when not empty",
+                0.0, double(1 << 20)}},
           .pattern = Pattern().node("map", ir::NodeKind::MapEntry),
       }) {}
 
