@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/scope.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <utility>
@@ -66,38 +67,45 @@ StateView viewState(const State &state) {
       members[parent[n.id]].push_back(n.id);
   }
 
-  // The member of `scope` that contains node `x` (a map exit counts as part
-  // of its map); nullopt when `x` is outside the scope or is its entry.
-  auto memberOf = [&](NodeId x, NodeId scope) -> std::optional<NodeId> {
+  // An edge orders two members of one scope only: the deepest scope that
+  // holds both its ends (a map's exit counting as its entry) strictly
+  // inside, when its ends lie in different members there. In every scope
+  // above, both ends are inside one member; in every scope below, at most
+  // one end is. So each edge is looked at once, along the chains of
+  // scopes around its two ends: linear in the edges, not edges x scopes.
+  auto chain = [&](NodeId x) {
     const Node *n = plan.nodes.at(x);
     if (n->kind == NodeKind::MapExit)
       x = n->map().partner;
-    // The walk is bounded in case scopes of an odd graph loop.
-    for (std::size_t guard = 0; guard <= state.nodes.size(); ++guard) {
-      if (x == scope)
-        return std::nullopt;
-      auto it = parent.find(x);
-      NodeId p = it == parent.end() ? 0 : it->second;
-      if (p == scope)
-        return x;
-      if (p == 0)
-        return std::nullopt;
-      x = p;
+    std::vector<NodeId> c = {x}; // x, its scope, that scope's, ..., 0
+    // Bounded in case the scopes of an odd graph loop.
+    for (std::size_t guard = 0; c.back() != 0; ++guard) {
+      if (guard > state.nodes.size())
+        return std::vector<NodeId>{};
+      auto it = parent.find(c.back());
+      c.push_back(it == parent.end() ? 0 : it->second);
     }
-    return std::nullopt;
+    return c;
   };
+  std::map<NodeId, std::map<NodeId, std::set<NodeId>>> succ; ///< by scope
+  for (const Edge &e : state.edges) {
+    if (!plan.nodes.count(e.src) || !plan.nodes.count(e.dst))
+      continue;
+    std::vector<NodeId> from = chain(e.src), to = chain(e.dst);
+    if (from.empty() || to.empty())
+      continue;
+    for (std::size_t j = 1; j < to.size(); ++j) {
+      auto at = std::find(from.begin() + 1, from.end(), to[j]);
+      if (at == from.end())
+        continue;
+      if (*(at - 1) != to[j - 1])
+        succ[to[j]][*(at - 1)].insert(to[j - 1]);
+      break;
+    }
+  }
 
   for (const auto &[scope, ids] : members) {
-    std::map<NodeId, std::set<NodeId>> succ;
-    for (const Edge &e : state.edges) {
-      if (!plan.nodes.count(e.src) || !plan.nodes.count(e.dst))
-        continue;
-      std::optional<NodeId> from = memberOf(e.src, scope);
-      std::optional<NodeId> to = memberOf(e.dst, scope);
-      if (from && to && *from != *to)
-        succ[*from].insert(*to);
-    }
-    std::vector<NodeId> order = orderScope(ids, succ, position);
+    std::vector<NodeId> order = orderScope(ids, succ[scope], position);
     if (order.size() != ids.size())
       throw Error(
           "state '" + state.name + "': edges between map scopes form a cycle" +

@@ -3,6 +3,7 @@
 #include "ir/error.h"
 #include "ir/validate.h"
 
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -68,25 +69,29 @@ std::string_view paramKindName(ParamSpec::Kind k) {
 }
 
 std::optional<IntList> parseIntList(std::string_view text) {
-  std::string t(text);
-  std::erase_if(t, [](char c) { return c == ' '; });
+  auto trim = [](std::string_view t) {
+    while (!t.empty() && t.front() == ' ')
+      t.remove_prefix(1);
+    while (!t.empty() && t.back() == ' ')
+      t.remove_suffix(1);
+    return t;
+  };
+  std::string_view t = trim(text);
   if (t.size() >= 2 && t.front() == '[' && t.back() == ']')
-    t = t.substr(1, t.size() - 2);
+    t = trim(t.substr(1, t.size() - 2));
   IntList out;
   if (t.empty())
     return out;
-  std::size_t at = 0;
-  while (at <= t.size()) {
+  // Items between commas; "16 0" is not a list of two.
+  for (std::size_t at = 0; at <= t.size();) {
     std::size_t comma = std::min(t.find(',', at), t.size());
-    std::string item = t.substr(at, comma - at);
-    std::size_t used = 0;
-    try {
-      out.push_back(std::stoll(item, &used));
-    } catch (const std::exception &) {
+    std::string item(trim(t.substr(at, comma - at)));
+    std::int64_t v = 0;
+    auto [end, err] =
+        std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || err != std::errc() || end != item.data() + item.size())
       return std::nullopt;
-    }
-    if (used != item.size())
-      return std::nullopt;
+    out.push_back(v);
     at = comma + 1;
   }
   return out;

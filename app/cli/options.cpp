@@ -52,8 +52,9 @@ void checkValue(const CommandSpec &spec, const Option &o,
   };
   switch (o.kind) {
   case OptionKind::Count:
-    if (auto v = wholeNumber(value); !v || *v < o.min)
-      fail("a whole number >= " + std::to_string(o.min));
+    if (auto v = wholeNumber(value); !v || *v < o.min || *v > o.max)
+      fail("a whole number from " + std::to_string(o.min) + " to " +
+           std::to_string(o.max));
     break;
   case OptionKind::Number:
     if (!realNumber(value))
@@ -149,10 +150,11 @@ ParsedArgs parseArgs(const CommandSpec &spec, const Args &args) {
     if (!o)
       throw UsageError{spec.name + ": unknown option '" + word + "'"};
     auto &values = parsed.values_[o->name];
-    if (!o->repeatable && !values.empty() && o->kind != OptionKind::Flag)
-      throw UsageError{spec.name + ": " + o->name + " given twice"};
     if (o->kind == OptionKind::Flag)
       continue;
+    // Given again, an option that takes one value takes the last.
+    if (!o->repeatable)
+      values.clear();
     if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
       throw UsageError{spec.name + ": " + o->name + " needs " + o->value};
     if (o->kind == OptionKind::Pairs) {

@@ -8,6 +8,7 @@
 #include "app/cli/commands.h"
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,11 +31,13 @@ enum class OptionKind : std::uint8_t {
 struct Option {
   std::string name; ///< "--threads"
   OptionKind kind = OptionKind::Flag;
-  std::string value;       ///< the value's name in the usage ("N", "FILE")
-  std::string help;        ///< what it does, for the usage text
-  std::string alias = {};  ///< "-o", or empty
-  std::int64_t min = 0;    ///< Count only
-  bool repeatable = false; ///< may be given more than once
+  std::string value;      ///< the value's name in the usage ("N", "FILE")
+  std::string help;       ///< what it does, for the usage text
+  std::string alias = {}; ///< "-o", or empty
+  std::int64_t min = 0;   ///< Count only
+  /// Every value is kept (else the last one given counts).
+  bool repeatable = false;
+  std::int64_t max = std::numeric_limits<std::int32_t>::max(); ///< Count
 };
 
 /// One command: how it is called and what it takes.
@@ -69,8 +72,9 @@ private:
 };
 
 /// Parses `args` against `spec`: throws UsageError ("run: --threads takes
-/// a whole number >= 0, got '2.5'") for an unknown option, a missing or
-/// malformed value, or too few or too many operands.
+/// a whole number from 0 to 2147483647, got '2.5'") for an unknown option,
+/// a missing or malformed value, or too few or too many operands. An
+/// option that is not repeatable takes the last value given.
 ParsedArgs parseArgs(const CommandSpec &spec, const Args &args);
 
 /// `spec`'s lines of the usage text: the command and its operands, then one

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -58,11 +59,14 @@ const CommandSpec &runSpec() {
       "expand every operator, compile the model for the CPU (LLVM JIT) and "
       "run it",
       {{"--inputs", K::Pairs, "NAME=FILE ...",
-        "input tensors (.npy or ONNX .pb); the others are seeded random"},
-       {"--random", K::Count, "SEED", "the seed of the random inputs (0)"},
+        "input tensors (.npy or ONNX .pb); the others are seeded random", "", 0,
+        true},
+       {"--random", K::Count, "SEED", "the seed of the random inputs (0)", "",
+        0, false, std::numeric_limits<std::int64_t>::max()},
        {"--expected", K::Pairs, "NAME=FILE ...",
         "compare outputs; exit 1 when one differs by more than --atol A + "
-        "--rtol R * |expected|"},
+        "--rtol R * |expected|",
+        "", 0, true},
        {"--rtol", K::Number, "R", "relative tolerance (1e-3)"},
        {"--atol", K::Number, "A", "absolute tolerance (1e-4)"},
        {"--dim", K::Pair, "NAME=N",

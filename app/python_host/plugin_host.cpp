@@ -10,10 +10,13 @@
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -42,12 +45,37 @@ std::string firstLine(const std::string &s) {
   return s.substr(0, s.find('\n'));
 }
 
-/// Whether `file` lies in `folder` (both as given to or by the package).
+/// A message on one line (a plugin's exception text may hold several).
+std::string oneLine(std::string s) {
+  for (char &c : s)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return s;
+}
+
+/// A plugin file that did not load, and why (weir.plugin_errors()).
+using PluginErrors = std::vector<std::pair<std::string, std::string>>;
+
+PluginErrors pluginErrors(const py::module_ &weir) {
+  PluginErrors out;
+  for (py::handle e : weir.attr("plugin_errors")()) {
+    auto entry = e.cast<py::tuple>();
+    out.emplace_back(entry[0].cast<std::string>(),
+                     oneLine(entry[1].cast<std::string>()));
+  }
+  return out;
+}
+
+/// Whether `file` (as the package names it: the folder joined with the
+/// file's name, or the folder itself when it is missing) is in `folder`.
+/// Compared as written, so a file that is a link still counts as the
+/// folder's.
 bool inFolder(const std::string &file, const std::string &folder) {
-  std::error_code ec;
-  fs::path f = fs::weakly_canonical(file, ec).parent_path();
-  fs::path d = fs::weakly_canonical(folder, ec);
-  return f == d || file == folder;
+  fs::path f = fs::path(file).lexically_normal();
+  fs::path d = fs::path(folder).lexically_normal();
+  if (!d.empty() && !d.has_filename())
+    d = d.parent_path(); // "dir/" -> "dir"
+  return f == d || f.parent_path() == d;
 }
 
 /// Imports `weir` without its own plugin discovery (the host loads the
@@ -97,45 +125,59 @@ PluginHost::PluginHost(const std::vector<std::string> &folders, bool discover,
   } catch (py::error_already_set &e) {
     packageProblem_ = "the weir Python package (" + package.string() +
                       ") did not load: " + firstLine(e.what());
-    if (!folders.empty())
-      throw Error("cannot load the plugins of " + folders.front() + ": " +
-                  packageProblem_);
-    if (discover)
+    if (discover && folders.empty())
       std::fprintf(stderr,
                    "weir: warning: default plugin folders (Weir's plugins/, "
                    "$WEIR_PLUGIN_PATH, ~/.local/share/weir/plugins) not "
                    "loaded: %s\n",
                    packageProblem_.c_str());
   }
-  if (weir) {
+  // A folder the user named that cannot be loaded: nothing this host
+  // loaded stays registered, Python's lock is released as promised, and
+  // the error names the folder.
+  auto fail = [&](const std::string &folder, const std::string &why) {
+    if (weir) {
+      try {
+        py::module_::import("weir._weir").attr("_unregister_plugins")();
+      } catch (py::error_already_set &) {
+      }
+    }
+    if (releaseLock)
+      savedThread_ = PyEval_SaveThread();
+    return Error("cannot load the plugins of " + folder + ": " + why);
+  };
+  if (weir && discover) {
+    // Only what this load adds is reported (plugin_errors() is the
+    // process's, and an earlier host's failures are not this one's).
     try {
-      if (discover) {
-        weir->attr("load_plugins")();
-        for (py::handle e : weir->attr("plugin_errors")()) {
-          auto entry = e.cast<py::tuple>();
-          std::string file = entry[0].cast<std::string>();
+      PluginErrors before = pluginErrors(*weir);
+      weir->attr("load_plugins")();
+      for (const auto &[file, message] : pluginErrors(*weir))
+        if (std::find(before.begin(), before.end(), std::pair(file, message)) ==
+            before.end())
           std::fprintf(stderr,
                        "weir: warning: plugin in default folder %s not "
                        "loaded: %s\n",
                        fs::path(file).parent_path().string().c_str(),
-                       entry[1].cast<std::string>().c_str());
-        }
-      }
-      if (!folders.empty()) {
-        weir->attr("load_plugins")(folders);
-        for (py::handle e : weir->attr("plugin_errors")()) {
-          auto entry = e.cast<py::tuple>();
-          std::string file = entry[0].cast<std::string>();
-          for (const std::string &folder : folders)
-            if (inFolder(file, folder))
-              throw Error("cannot load the plugins of " + folder + ": " +
-                          entry[1].cast<std::string>());
-        }
-      }
+                       message.c_str());
     } catch (py::error_already_set &e) {
-      throw Error(std::string("cannot load Python plugins: ") +
-                  firstLine(e.what()));
+      std::fprintf(stderr,
+                   "weir: warning: default plugin folders not loaded: %s\n",
+                   oneLine(firstLine(e.what())).c_str());
     }
+  }
+  if (!folders.empty()) {
+    if (!weir)
+      throw fail(folders.front(), packageProblem_);
+    try {
+      weir->attr("load_plugins")(folders);
+    } catch (py::error_already_set &e) {
+      throw fail(folders.front(), oneLine(firstLine(e.what())));
+    }
+    for (const auto &[file, message] : pluginErrors(*weir))
+      for (const std::string &folder : folders)
+        if (inFolder(file, folder))
+          throw fail(folder, message);
   }
   if (releaseLock)
     savedThread_ = PyEval_SaveThread();

@@ -49,5 +49,20 @@ TEST(Params, ResolveChecksKindsRangesAndChoices) {
       weir::Error);
 }
 
+TEST(Params, IntListsFromText) {
+  using transforms::IntList;
+  using transforms::parseIntList;
+  EXPECT_EQ(parseIntList("16, 0, 8"), IntList({16, 0, 8}));
+  EXPECT_EQ(parseIntList(" [1,-2] "), IntList({1, -2}));
+  EXPECT_EQ(parseIntList(""), IntList());
+  EXPECT_EQ(parseIntList("[]"), IntList());
+  // Items are what the commas separate: no silent joining or dropping.
+  EXPECT_EQ(parseIntList("16 0"), std::nullopt);
+  EXPECT_EQ(parseIntList("1,,2"), std::nullopt);
+  EXPECT_EQ(parseIntList("1,"), std::nullopt);
+  EXPECT_EQ(parseIntList("x"), std::nullopt);
+  EXPECT_EQ(parseIntList("99999999999999999999"), std::nullopt);
+}
+
 } // namespace
 } // namespace weir::transforms_testing
