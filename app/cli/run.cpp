@@ -6,6 +6,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/load.h"
 #include "app/cli/options.h"
+#include "app/cli/progress.h"
 #include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
 #include "core/runtime/compare.h"
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 
 namespace weir::cli {
@@ -209,6 +211,7 @@ int runCommand(const Args &args) {
   interp::TensorMap outputs;
   std::vector<double> times;
   double compileMs = 0;
+  int pieces = 0, cachedPieces = 0;
   int threads = 1;
   std::string gemmName;
   if (o.interpreter) {
@@ -224,8 +227,18 @@ int runCommand(const Args &args) {
     co.profile = o.profile;
     co.keepLLVMIR = false;
     auto start = Clock::now();
-    codegen::Executable exe = codegen::compile(program, co);
+    std::optional<codegen::Executable> compiled;
+    {
+      Progress progress("compiling");
+      co.progress = [&](int done, int total) {
+        progress.update(done, total, "pieces");
+      };
+      compiled = codegen::compile(program, co);
+    }
+    codegen::Executable exe = std::move(*compiled);
     compileMs = msSince(start);
+    pieces = exe.pieceCount();
+    cachedPieces = exe.cachedPieceCount();
     threads = exe.threads();
     if (!o.loopIRFile.empty())
       writeFileAtomically(o.loopIRFile, exe.loopIR());
@@ -305,7 +318,9 @@ int runCommand(const Args &args) {
                 "(%d operators expanded)\n",
                 threads, threads == 1 ? "" : "s", gemmName.c_str(),
                 expanded.expanded);
-    std::printf("compile      %.1f ms\n", compileMs);
+    std::printf("compile      %.1f ms (%d piece%s, %d from the compile "
+                "cache)\n",
+                compileMs, pieces, pieces == 1 ? "" : "s", cachedPieces);
   }
   if (o.repeat > 1)
     std::printf("time         %.3f ms (median of %d runs)\n", ms, o.repeat);

@@ -245,14 +245,24 @@ int optimizeCommand(const Args &args) {
   std::printf("model        %s (%zu nodes, hash %s)\n", model.c_str(),
               ws->program().nodeCount(), ir::hashHex(ws->hash()).c_str());
   int step = 0;
+  // Each version's analysis once: a step's "after" is the next's "before".
+  const ir::Program *analyzed = nullptr;
+  ir::ProgramAnalysis last;
+  auto analysisOf = [&](const workspace::Version &v) {
+    if (v.program.get() != analyzed) {
+      last = ir::analyze(*v.program);
+      analyzed = v.program.get();
+    }
+    return last;
+  };
   auto report = [&](const workspace::Version &before,
                     const workspace::Version &after) {
-    ir::ProgramAnalysis a = ir::analyze(*before.program),
-                        b = ir::analyze(*after.program);
+    ir::ProgramAnalysis a = analysisOf(before), b = analysisOf(after);
     std::printf("step %-3d %-16s %8.1f ms  FLOPs %s  bytes moved %s\n", ++step,
                 after.step->transformation.c_str(), after.seconds * 1e3,
                 delta(a.flops, b.flops).c_str(),
                 delta(a.bytesMoved, b.bytesMoved).c_str());
+    std::fflush(stdout);
   };
   if (recipe == "auto") {
     workspace::applyAutoRecipe(*ws, target, report);

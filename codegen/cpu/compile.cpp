@@ -4,7 +4,9 @@
 #include "codegen/cpu/compile.h"
 
 #include "codegen/cpu/jit.h"
+#include "codegen/cpu/object_cache.h"
 #include "codegen/cpu/openblas.h"
+#include "codegen/cpu/pieces.h"
 #include "core/interp/bind_inputs.h"
 #include "core/runtime/thread_pool.h"
 #include "ir/error.h"
@@ -23,9 +25,26 @@ namespace {
 struct Compiled {
   LoopFunction function;
   std::string loopIR;
+  cpu::PiecePlan plan;
   std::unique_ptr<cpu::JitModule> module;
+  /// Profiled regions of every piece in order; piece i's start at
+  /// labelOffsets[i].
+  std::vector<std::string> labels;
+  std::vector<std::size_t> labelOffsets;
+  std::string llvmIR, optimizedIR;
+  int cachedPieces = 0;
   bool callsSgemm = false;
 };
+
+/// Each piece's IR after a line naming it.
+std::string joinIR(const std::vector<cpu::CompiledPiece> &pieces,
+                   std::string cpu::CompiledPiece::*text) {
+  std::string all;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    all += "; ---- piece " + std::to_string(i) + " (" + pieces[i].symbol +
+           ")\n" + pieces[i].*text;
+  return all;
+}
 
 /// The most recently compiled programs, by structural hash and options.
 class CompileCache {
@@ -71,6 +90,91 @@ std::string cacheKey(const ir::Program &p, const CompileOptions &o) {
          (o.profile ? "/profile" : "") + (o.keepLLVMIR ? "/ir" : "");
 }
 
+std::shared_ptr<Compiled> compileFresh(const ir::Program &program,
+                                       const CompileOptions &options,
+                                       cpu::GemmEngine gemm) {
+  auto c = std::make_shared<Compiled>();
+  c->function = lower(program, options.lower);
+  c->callsSgemm = callsSgemm(*c->function.body);
+  if (c->callsSgemm && gemm == cpu::GemmEngine::OpenBlas)
+    cpu::openBlas(); // loads it now: a failure is an error here, not later
+  c->loopIR = print(c->function);
+  c->plan = cpu::cutIntoPieces(c->function);
+  cpu::ObjectCache disk = options.useCache ? cpu::ObjectCache::fromEnvironment()
+                                           : cpu::ObjectCache({}, 0);
+  cpu::PieceCompileOptions po;
+  po.profile = options.profile;
+  po.keepIR = options.keepLLVMIR;
+  po.threads = options.compileThreads;
+  po.cache = &disk;
+  po.progress = options.progress;
+  po.cancel = options.cancel;
+  std::vector<cpu::CompiledPiece> pieces =
+      cpu::compilePieces(c->plan.pieces, po);
+  disk.trim();
+  c->module = std::make_unique<cpu::JitModule>(pieces);
+  for (const cpu::CompiledPiece &p : pieces) {
+    c->labelOffsets.push_back(c->labels.size());
+    c->labels.insert(c->labels.end(), p.labels.begin(), p.labels.end());
+    c->cachedPieces += p.fromCache ? 1 : 0;
+  }
+  if (options.keepLLVMIR) {
+    c->llvmIR = joinIR(pieces, &cpu::CompiledPiece::llvmIR);
+    c->optimizedIR = joinIR(pieces, &cpu::CompiledPiece::optimizedIR);
+  }
+  return c;
+}
+
+/// Runs the driver program: allocates and frees the top-level transients
+/// and calls the pieces between, each with its own buffers.
+void runPlan(const Compiled &c, const std::vector<void *> &buffers,
+             const std::vector<std::int64_t> &symbolValues,
+             const ir::Bindings &symbols, std::vector<double> &seconds,
+             cpu::RunContext &rt) {
+  const cpu::PiecePlan &plan = c.plan;
+  std::vector<void *> table(static_cast<std::size_t>(plan.slotCount), nullptr);
+  std::vector<std::int64_t> bytes(table.size(), 0);
+  std::copy(buffers.begin(), buffers.end(), table.begin());
+  std::vector<void *> args;
+  std::size_t at = 0;
+  while (at < plan.steps.size()) {
+    const cpu::DriverStep &s = plan.steps[at];
+    auto slot = static_cast<std::size_t>(s.slot);
+    switch (s.kind) {
+    case cpu::DriverStep::Kind::Allocate:
+      try {
+        bytes[slot] = s.size.evaluate(symbols) *
+                      static_cast<std::int64_t>(ir::dtypeSize(s.dtype));
+      } catch (...) { // an overflow: free what is held, then report it
+        for (std::size_t i = buffers.size(); i < table.size(); ++i)
+          if (table[i])
+            cpu::releaseTransient(&rt, table[i], bytes[i]);
+        throw;
+      }
+      table[slot] = cpu::allocateTransient(&rt, bytes[slot], s.zeroFill);
+      if (!table[slot]) { // out of memory: the error is set; skip the body
+        at = static_cast<std::size_t>(s.skipTo);
+        continue;
+      }
+      break;
+    case cpu::DriverStep::Kind::Free:
+      cpu::releaseTransient(&rt, table[slot], bytes[slot]);
+      table[slot] = nullptr;
+      break;
+    case cpu::DriverStep::Kind::Call: {
+      auto p = static_cast<std::size_t>(s.piece);
+      args.clear();
+      for (int from : plan.pieces[p].slots)
+        args.push_back(table[static_cast<std::size_t>(from)]);
+      rt.profile = seconds.data() + c.labelOffsets[p];
+      c.module->entry(p)(args.data(), symbolValues.data(), &rt);
+      break;
+    }
+    }
+    ++at;
+  }
+}
+
 } // namespace
 
 struct Executable::Impl {
@@ -97,14 +201,7 @@ Executable compile(const ir::Program &program, const CompileOptions &options) {
     throw Error("the Weir gemm engine needs AVX-512F, which this CPU lacks; "
                 "use the openblas engine");
   if (!impl->compiled) {
-    auto c = std::make_shared<Compiled>();
-    c->function = lower(program, options.lower);
-    c->callsSgemm = callsSgemm(*c->function.body);
-    if (c->callsSgemm && impl->gemm == cpu::GemmEngine::OpenBlas)
-      cpu::openBlas(); // loads it now: a failure is an error here, not later
-    c->loopIR = print(c->function);
-    c->module = std::make_unique<cpu::JitModule>(c->function, options.profile,
-                                                 options.keepLLVMIR);
+    std::shared_ptr<Compiled> c = compileFresh(program, options, impl->gemm);
     impl->compiled = c;
     if (options.useCache)
       cache().add(key, c);
@@ -179,20 +276,19 @@ interp::TensorMap Executable::run(const interp::TensorMap &inputs,
     values.push_back(it->second);
   }
 
-  const std::vector<std::string> &labels = im.compiled->module->profileLabels();
-  std::vector<double> seconds(labels.size(), 0.0);
+  const Compiled &c = *im.compiled;
+  std::vector<double> seconds(c.labels.size(), 0.0);
   cpu::RunContext rt;
   rt.pool = im.pool.get();
   rt.blocks = &im.blocks;
-  rt.profile = seconds.data();
   rt.weirGemm = im.gemm == cpu::GemmEngine::Weir;
-  if (!rt.weirGemm && im.compiled->callsSgemm)
+  if (!rt.weirGemm && c.callsSgemm)
     cpu::openBlas(); // a cached compilation made for the other engine
-  im.compiled->module->entry()(buffers.data(), values.data(), &rt);
+  runPlan(c, buffers, values, symbols, seconds, rt);
   if (options.profile) {
     options.profile->clear();
-    for (std::size_t i = 0; i < labels.size(); ++i)
-      options.profile->push_back({labels[i], seconds[i]});
+    for (std::size_t i = 0; i < c.labels.size(); ++i)
+      options.profile->push_back({c.labels[i], seconds[i]});
   }
   if (rt.error == cpu::kErrorIntegerDivisionByZero)
     throw Error("program '" + p.name + "' divided an integer by zero");
@@ -209,10 +305,16 @@ const std::string &Executable::loopIR() const {
   return impl_->compiled->loopIR;
 }
 const std::string &Executable::llvmIR() const {
-  return impl_->compiled->module->llvmIR();
+  return impl_->compiled->llvmIR;
 }
 const std::string &Executable::optimizedLLVMIR() const {
-  return impl_->compiled->module->optimizedLLVMIR();
+  return impl_->compiled->optimizedIR;
+}
+int Executable::pieceCount() const {
+  return static_cast<int>(impl_->compiled->plan.pieces.size());
+}
+int Executable::cachedPieceCount() const {
+  return impl_->compiled->cachedPieces;
 }
 double Executable::compileSeconds() const { return impl_->seconds; }
 int Executable::threads() const { return impl_->pool->threads(); }

@@ -4,6 +4,11 @@
 /// optimized for the host (the -O3 pipeline with the host's CPU features).
 /// Parallel loops run on Weir's thread pool.
 ///
+/// The loop IR is compiled in pieces of bounded size (cpu/pieces.h), on
+/// several compile threads at once, and each piece's machine code is kept
+/// in the compile cache on disk (cpu/object_cache.h): compiling a program
+/// again, or one that shares most of its loop nests, reuses it.
+///
 ///     codegen::Executable exe = codegen::compile(program);
 ///     interp::TensorMap outputs = exe.run(inputs);
 ///
@@ -18,6 +23,8 @@
 #include "core/interp/interpreter.h"
 #include "ir/program.h"
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,9 +35,17 @@ struct CompileOptions {
   LowerOptions lower;
   /// Threads for parallel loops; 0 = the number of cores.
   int threads = 0;
-  /// Reuse an earlier compilation of a structurally equal program (the
-  /// program hash) with equal options.
+  /// Reuse earlier compilations: of a structurally equal program with equal
+  /// options, in this process, and of equal pieces, from the compile cache
+  /// on disk.
   bool useCache = true;
+  /// Threads compiling pieces; 0 = the number of cores.
+  int compileThreads = 0;
+  /// Called on the calling thread as pieces are compiled: (done, total).
+  std::function<void(int, int)> progress;
+  /// Set from any thread to stop compiling: compile() then throws
+  /// weir::Error("compilation cancelled").
+  const std::atomic<bool> *cancel = nullptr;
   /// Time every loop nest and library call outside loops (RunOptions::
   /// profile collects the times).
   bool profile = false;
@@ -74,6 +89,10 @@ public:
   const std::string &optimizedLLVMIR() const;
   /// Seconds spent lowering, generating and optimizing (0 on a cache hit).
   double compileSeconds() const;
+  /// Pieces the code was compiled in, and how many came from the compile
+  /// cache on disk.
+  int pieceCount() const;
+  int cachedPieceCount() const;
   int threads() const;
   /// The engine gemm primitives run on (never Auto).
   cpu::GemmEngine gemmEngine() const;

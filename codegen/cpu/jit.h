@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// LLVM for the host: the target machine, the -O3 pipeline and an ORC LLJIT
-/// holding one compiled module. Private to codegen/cpu.
+/// An ORC LLJIT holding the compiled pieces of one program, linked against
+/// libm and Weir's runtime functions. Private to codegen/cpu.
 
+#include "codegen/cpu/piece_compiler.h"
 #include "codegen/cpu/runtime_support.h"
-#include "codegen/lower/loop_ir.h"
 
 #include <memory>
 #include <string>
@@ -12,35 +12,26 @@
 
 namespace weir::codegen::cpu {
 
-/// The generated entry: buffers, symbol values, the run's context.
+/// A piece's (and the whole function's) entry: buffers, symbol values, the
+/// run's context.
 using EntryFn = void (*)(void **buffers, const std::int64_t *symbols,
                          RunContext *rt);
 
-/// Machine code for one LoopFunction, alive as long as this object.
+/// Machine code for the pieces, alive as long as this object.
 class JitModule {
 public:
-  /// Emits, optimizes and compiles `f`. Throws weir::Error when LLVM fails
-  /// (which is an internal error: the loop IR was valid).
-  /// With `profile`, loop nests and calls outside loops are timed (see
-  /// profileLabels()); with `keepIR`, the LLVM IR is kept as text.
-  JitModule(const LoopFunction &f, bool profile, bool keepIR);
+  /// Links the objects (one per distinct symbol). Throws weir::Error when
+  /// LLVM fails, which is an internal error.
+  explicit JitModule(const std::vector<CompiledPiece> &pieces);
   ~JitModule();
 
-  EntryFn entry() const { return entry_; }
-  const std::string &llvmIR() const { return llvmIR_; }
-  const std::string &optimizedLLVMIR() const { return optimizedIR_; }
-  /// The host CPU and features the code was optimized for.
-  const std::string &target() const { return target_; }
-  /// One label per timed region, in RunContext::profile order; empty when
-  /// compiled without profiling.
-  const std::vector<std::string> &profileLabels() const { return labels_; }
+  /// The entry of pieces[i].
+  EntryFn entry(std::size_t i) const { return entries_[i]; }
 
 private:
   struct State;
   std::unique_ptr<State> state_;
-  EntryFn entry_ = nullptr;
-  std::string llvmIR_, optimizedIR_, target_;
-  std::vector<std::string> labels_;
+  std::vector<EntryFn> entries_;
 };
 
 } // namespace weir::codegen::cpu

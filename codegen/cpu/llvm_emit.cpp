@@ -102,7 +102,7 @@ void Emitter::emit(const Stmt &s) {
   }
   case StmtKind::Call:
     // Outside all loops, the call's block (a loop's exit, say) is named
-    // after it; the entry block keeps its name.
+    // after it; the entry block keeps its name (the first statement's).
     if (label_.empty() && !s.label.empty() &&
         b_.GetInsertBlock() != &scope_.fn->getEntryBlock()) {
       label_ = s.label;
@@ -398,6 +398,23 @@ void Emitter::emitCall(const Stmt &s) {
 
 // ----------------------------------------------------------------- entry --
 
+namespace {
+
+/// The label of the first labelled loop or call `s` runs ("" when none).
+std::string firstLabel(const Stmt *s) {
+  if (!s)
+    return "";
+  if ((s->kind == StmtKind::For || s->kind == StmtKind::Call) &&
+      !s->label.empty())
+    return s->label;
+  for (const StmtPtr &c : s->body)
+    if (std::string l = firstLabel(c.get()); !l.empty())
+      return l;
+  return "";
+}
+
+} // namespace
+
 void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
   // kernel(noalias buffers..., symbols..., rt)
   std::vector<llvm::Type *> params;
@@ -412,7 +429,13 @@ void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
   setFunctionAttributes(kernel);
   scope_ = Scope{};
   scope_.fn = kernel;
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", kernel));
+  // The entry blocks are named after the first statement: inlined into one
+  // another, they are where that statement's code before its first loop
+  // (or all of it, once a copy loop becomes a memcpy) lands.
+  label_ = firstLabel(f.body.get());
+  std::string entryBlock = label_.empty() ? "entry" : blockName("entry");
+  label_.clear();
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, entryBlock, kernel));
   unsigned arg = 0;
   for (const BufferParam &p : f.buffers) {
     kernel->addParamAttr(arg, llvm::Attribute::NoAlias);
@@ -433,7 +456,7 @@ void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
       llvm::FunctionType::get(b_.getVoidTy(), {ptr(), ptr(), ptr()}, false),
       llvm::Function::ExternalLinkage, entryName, m_);
   setFunctionAttributes(entry);
-  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, entryBlock, entry));
   std::vector<llvm::Value *> args;
   for (std::size_t i = 0; i < f.buffers.size(); ++i)
     args.push_back(b_.CreateLoad(

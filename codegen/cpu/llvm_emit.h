@@ -21,8 +21,8 @@
 /// number, `.preheader`, or `.<other block>_crit_edge`, which names two).
 /// A loop's exit block holds what follows the loop, so it is named after
 /// the enclosing loop; a call outside all loops names its block
-/// `<label>$call` (but `entry`). Names only: the code is the same without
-/// them.
+/// `<label>$call`, and the entry blocks are `<label>$entry` after the first
+/// loop or call. Names only: the code is the same without them.
 
 #include "codegen/lower/loop_ir.h"
 

@@ -159,6 +159,14 @@ const RuntimeSymbol kSymbols[] = {
 
 const RuntimeSymbol *runtimeSymbols() { return kSymbols; }
 
+void *allocateTransient(RunContext *rt, std::int64_t bytes, bool zero) {
+  return weir_alloc(rt, bytes, zero ? 1 : 0);
+}
+
+void releaseTransient(RunContext *rt, void *p, std::int64_t bytes) {
+  weir_free(rt, p, bytes);
+}
+
 void *BlockCache::take(std::size_t size) {
   std::lock_guard lock(mutex_);
   auto it = free_.find(size);

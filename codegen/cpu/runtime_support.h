@@ -45,6 +45,13 @@ struct RunContext {
 inline constexpr std::int32_t kErrorIntegerDivisionByZero = 1;
 inline constexpr std::int32_t kErrorOutOfMemory = 2;
 
+/// What generated code calls to allocate a transient (64-byte aligned,
+/// cleared when `zero`, from rt->blocks when it has a block of the size)
+/// and to give it back. Null, with rt->error set, when out of memory. The
+/// driver (pieces.h) allocates the top-level transients with them.
+void *allocateTransient(RunContext *rt, std::int64_t bytes, bool zero);
+void releaseTransient(RunContext *rt, void *p, std::int64_t bytes);
+
 /// Name and address of each runtime function, for binding into a JIT.
 struct RuntimeSymbol {
   const char *name;

@@ -68,7 +68,22 @@ MODELS = {
     "resnet50": (lambda: torchvision.models.resnet50(weights=None), (1, 3, 224, 224)),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)),
     "bert": (bert_layer, (1, 128, 768)),
+    # The zoo: families nobody tuned for (scale, hardening and coverage are
+    # measured on them too).
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), (1, 3, 224, 224)),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), (1, 3, 224, 224)),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), (1, 3, 224, 224)),
+    "squeezenet1_0": (lambda: torchvision.models.squeezenet1_0(weights=None), (1, 3, 224, 224)),
+    "alexnet": (lambda: torchvision.models.alexnet(weights=None), (1, 3, 224, 224)),
+    "googlenet": (lambda: torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True), (1, 3, 224, 224)),
 }
+
+
+# A model's weight seed is SEED + its place here: the first four in sorted
+# order (as they always were), then the zoo in the order it was added, so
+# adding a model never changes another's weights.
+SEED_ORDER = sorted(["resnet18", "resnet50", "mobilenet_v2", "bert"]) + [
+    n for n in MODELS if n not in ("resnet18", "resnet50", "mobilenet_v2", "bert")]
 
 
 def paths(out_dir, name):
@@ -100,7 +115,7 @@ def calibrate_batchnorm(model, shape, batches=2, batch_size=4):
 def build(name):
     """The model in eval mode, with weights drawn from a per-model seed."""
     constructor, shape = MODELS[name]
-    torch.manual_seed(SEED + sorted(MODELS).index(name))
+    torch.manual_seed(SEED + SEED_ORDER.index(name))
     model = constructor()
     calibrate_batchnorm(model, shape)
     model.eval()

@@ -136,8 +136,8 @@ TEST(CpuBackend, ExposesLoopAndLLVMIRAndCaches) {
   fresh.useCache = false;
   codegen::Executable a = codegen::compile(p, fresh);
   EXPECT_NE(a.loopIR().find("func "), std::string::npos);
-  EXPECT_NE(a.llvmIR().find("define void @weir_entry"), std::string::npos);
-  EXPECT_NE(a.optimizedLLVMIR().find("weir_entry"), std::string::npos);
+  EXPECT_NE(a.llvmIR().find("define void @weir_piece_"), std::string::npos);
+  EXPECT_NE(a.optimizedLLVMIR().find("weir_piece_"), std::string::npos);
   EXPECT_GT(a.compileSeconds(), 0);
   codegen::Executable b = codegen::compile(p);
   codegen::Executable c = codegen::compile(p);

@@ -545,7 +545,10 @@ def test_executable_exposes_loop_ir_llvm_ir_and_cpp():
     assert ws.program.node_count == 41  # compiling expands a copy
     for text in (exe.loop_ir, exe.llvm_ir, exe.optimized_llvm_ir, exe.cpp()):
         assert isinstance(text, str) and len(text) > 1000
-        assert "weir_cnn" in text
+    assert "weir_cnn" in exe.loop_ir and "weir_cnn" in exe.cpp()
+    # The LLVM IR is that of the pieces the program was compiled in.
+    assert "define void @weir_piece_" in exe.llvm_ir
+    assert "weir_piece_" in exe.optimized_llvm_ir
     assert "conv1" in exe.loop_ir and "relu1" in exe.loop_ir
     assert "define" in exe.llvm_ir
     assert "extern \"C\"" in exe.cpp()

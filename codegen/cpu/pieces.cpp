@@ -1,0 +1,210 @@
+/// \file
+/// Cutting a LoopFunction into pieces and a driver program (see pieces.h).
+
+#include "codegen/cpu/pieces.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace weir::codegen::cpu {
+namespace {
+
+std::int64_t valueSize(const Value &v) {
+  std::int64_t n = 1;
+  for (const ValuePtr &o : v.operands)
+    n += valueSize(*o);
+  return n;
+}
+
+/// Buffers `s` names that it does not allocate itself, into `used`.
+void freeBuffers(const Stmt &s, std::set<std::string> &inner,
+                 std::set<std::string> &used);
+
+void freeBuffers(const Value &v, const std::set<std::string> &inner,
+                 std::set<std::string> &used) {
+  if (v.kind == ValueKind::Load && !inner.count(v.name))
+    used.insert(v.name);
+  for (const ValuePtr &o : v.operands)
+    freeBuffers(*o, inner, used);
+}
+
+void freeBuffers(const Stmt &s, std::set<std::string> &inner,
+                 std::set<std::string> &used) {
+  auto name = [&](const std::string &b) {
+    if (!inner.count(b))
+      used.insert(b);
+  };
+  if (s.value)
+    freeBuffers(*s.value, inner, used);
+  if (s.kind == StmtKind::Store)
+    name(s.buffer);
+  for (const CallArg &a : s.args)
+    if (a.kind == CallArg::Kind::Pointer)
+      name(a.buffer);
+  if (s.kind == StmtKind::Allocate) {
+    bool added = inner.insert(s.buffer).second;
+    for (const StmtPtr &c : s.body)
+      freeBuffers(*c, inner, used);
+    if (added)
+      inner.erase(s.buffer);
+    return;
+  }
+  for (const StmtPtr &c : s.body)
+    freeBuffers(*c, inner, used);
+}
+
+/// Whether `stmts`, with the blocks among them flattened, assign a local:
+/// later statements may read it, so the level cannot be cut.
+bool assignsLocals(const std::vector<StmtPtr> &stmts) {
+  for (const StmtPtr &s : stmts)
+    if (s->kind == StmtKind::Assign ||
+        (s->kind == StmtKind::Block && assignsLocals(s->body)))
+      return true;
+  return false;
+}
+
+/// The node a statement's label names: `/conv1/Conv` for the loop nests
+/// `/conv1/Conv.pad_fill` and `/conv1/Conv.gemm`.
+std::string labelStem(const std::string &label) {
+  std::size_t dot = label.rfind('.');
+  std::size_t slash = label.rfind('/');
+  if (dot == std::string::npos ||
+      (slash != std::string::npos && dot < slash))
+    return label;
+  return label.substr(0, dot);
+}
+
+class Cutter {
+public:
+  Cutter(const LoopFunction &f, std::int64_t budget) : f_(f), budget_(budget) {
+    for (const BufferParam &b : f.buffers) {
+      slots_[b.name].push_back(plan_.slotCount++);
+      dtypes_[b.name].push_back(b.dtype);
+    }
+  }
+
+  PiecePlan run() {
+    if (f_.body)
+      level({f_.body});
+    flush();
+    return std::move(plan_);
+  }
+
+private:
+  void level(const std::vector<StmtPtr> &stmts) {
+    if (assignsLocals(stmts)) {
+      // One piece for the whole level, allocations included.
+      flush();
+      for (const StmtPtr &s : stmts)
+        group_.push_back(s);
+      flush();
+      return;
+    }
+    for (const StmtPtr &s : stmts) {
+      switch (s->kind) {
+      case StmtKind::Block:
+        level(s->body);
+        break;
+      case StmtKind::Allocate:
+        allocate(*s);
+        break;
+      default: {
+        std::int64_t size = loopIRSize(*s);
+        std::string stem = labelStem(s->label);
+        if (!group_.empty() &&
+            (stem != groupStem_ || groupSize_ + size > budget_))
+          flush();
+        group_.push_back(s);
+        groupSize_ += size;
+        groupStem_ = std::move(stem);
+      }
+      }
+    }
+  }
+
+  void allocate(const Stmt &s) {
+    flush();
+    int slot = plan_.slotCount++;
+    auto at = static_cast<int>(plan_.steps.size());
+    DriverStep a;
+    a.kind = DriverStep::Kind::Allocate;
+    a.slot = slot;
+    a.dtype = s.dtype;
+    a.size = s.size;
+    a.zeroFill = s.zeroFill;
+    plan_.steps.push_back(a);
+    slots_[s.buffer].push_back(slot);
+    dtypes_[s.buffer].push_back(s.dtype);
+    level(s.body);
+    flush();
+    slots_[s.buffer].pop_back();
+    dtypes_[s.buffer].pop_back();
+    DriverStep f;
+    f.kind = DriverStep::Kind::Free;
+    f.slot = slot;
+    plan_.steps.push_back(f);
+    plan_.steps[static_cast<std::size_t>(at)].skipTo =
+        static_cast<int>(plan_.steps.size());
+  }
+
+  void flush() {
+    if (group_.empty())
+      return;
+    std::set<std::string> inner, used;
+    for (const StmtPtr &s : group_)
+      freeBuffers(*s, inner, used);
+    Piece p;
+    // A fixed name: a piece's code depends on its statements alone.
+    p.function.name = "piece";
+    p.function.symbols = f_.symbols;
+    for (const std::string &b : used) {
+      auto it = slots_.find(b);
+      // A name nothing defines stays unresolved: emitting the piece reports
+      // it, as emitting the whole function did.
+      if (it == slots_.end() || it->second.empty())
+        continue;
+      BufferParam param;
+      param.name = b;
+      param.dtype = dtypes_[b].back();
+      p.function.buffers.push_back(std::move(param));
+      p.slots.push_back(it->second.back());
+    }
+    p.function.body = group_.size() == 1 ? group_.front() : block(group_);
+    DriverStep call;
+    call.kind = DriverStep::Kind::Call;
+    call.piece = static_cast<int>(plan_.pieces.size());
+    plan_.pieces.push_back(std::move(p));
+    plan_.steps.push_back(call);
+    group_.clear();
+    groupSize_ = 0;
+  }
+
+  const LoopFunction &f_;
+  std::int64_t budget_;
+  PiecePlan plan_;
+  /// Buffer name -> slots (and dtypes), innermost allocation last.
+  std::map<std::string, std::vector<int>> slots_;
+  std::map<std::string, std::vector<ir::DType>> dtypes_;
+  std::vector<StmtPtr> group_;
+  std::int64_t groupSize_ = 0;
+  std::string groupStem_;
+};
+
+} // namespace
+
+std::int64_t loopIRSize(const Stmt &s) {
+  std::int64_t n = 1;
+  if (s.value)
+    n += valueSize(*s.value);
+  n += static_cast<std::int64_t>(s.args.size());
+  for (const StmtPtr &c : s.body)
+    n += loopIRSize(*c);
+  return n;
+}
+
+PiecePlan cutIntoPieces(const LoopFunction &f, std::int64_t budget) {
+  return Cutter(f, budget).run();
+}
+
+} // namespace weir::codegen::cpu
