@@ -56,6 +56,10 @@ public:
         return v;
     return nullptr;
   }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    entries_.clear();
+  }
   void add(const std::string &key, std::shared_ptr<const Compiled> c) {
     std::lock_guard lock(mutex_);
     entries_.emplace_back(key, std::move(c));
@@ -186,6 +190,8 @@ struct Executable::Impl {
   double seconds = 0;
   cpu::GemmEngine gemm = cpu::GemmEngine::OpenBlas;
 };
+
+void forgetCompilations() { cache().clear(); }
 
 Executable compile(const ir::Program &program, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();

@@ -104,6 +104,10 @@ private:
   std::shared_ptr<const Impl> impl_;
 };
 
+/// Forgets the compilations this process keeps for structurally equal
+/// programs (the compile cache on disk stays).
+void forgetCompilations();
+
 /// Lowers and compiles. Throws weir::Error when the program cannot be
 /// lowered (see lower()).
 Executable compile(const ir::Program &program,

@@ -54,14 +54,53 @@ void freeBuffers(const Stmt &s, std::set<std::string> &inner,
     freeBuffers(*c, inner, used);
 }
 
-/// Whether `stmts`, with the blocks among them flattened, assign a local:
-/// later statements may read it, so the level cannot be cut.
-bool assignsLocals(const std::vector<StmtPtr> &stmts) {
+/// Locals `s` assigns and reads, anywhere inside it.
+void locals(const Value &v, std::set<std::string> &reads) {
+  if (v.kind == ValueKind::Local)
+    reads.insert(v.name);
+  for (const ValuePtr &o : v.operands)
+    locals(*o, reads);
+}
+
+void locals(const Stmt &s, std::set<std::string> &assigns,
+            std::set<std::string> &reads) {
+  if (s.kind == StmtKind::Assign)
+    assigns.insert(s.var);
+  if (s.value)
+    locals(*s.value, reads);
+  for (const StmtPtr &c : s.body)
+    locals(*c, assigns, reads);
+}
+
+/// The statements of a level, its blocks flattened.
+void flatten(const std::vector<StmtPtr> &stmts, std::vector<StmtPtr> &out) {
   for (const StmtPtr &s : stmts)
-    if (s->kind == StmtKind::Assign ||
-        (s->kind == StmtKind::Block && assignsLocals(s->body)))
-      return true;
-  return false;
+    if (s->kind == StmtKind::Block)
+      flatten(s->body, out);
+    else
+      out.push_back(s);
+}
+
+/// For each statement but the last: whether the level may be cut after it,
+/// that is, no local assigned at or before it is read after it (a local
+/// lives in one function). Scalar tasklets outside all maps hand values
+/// over that way.
+std::vector<bool> cutPoints(const std::vector<StmtPtr> &items) {
+  std::map<std::string, std::size_t> firstAssign, lastRead;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    std::set<std::string> assigns, reads;
+    locals(*items[i], assigns, reads);
+    for (const std::string &v : assigns)
+      firstAssign.emplace(v, i);
+    for (const std::string &v : reads)
+      lastRead[v] = i;
+  }
+  std::vector<bool> can(items.size(), true);
+  for (const auto &[v, last] : lastRead)
+    if (auto it = firstAssign.find(v); it != firstAssign.end())
+      for (std::size_t k = it->second; k < last; ++k)
+        can[k] = false;
+  return can;
 }
 
 /// The node a statement's label names: `/conv1/Conv` for the loop nests
@@ -93,33 +132,35 @@ public:
 
 private:
   void level(const std::vector<StmtPtr> &stmts) {
-    if (assignsLocals(stmts)) {
-      // One piece for the whole level, allocations included.
-      flush();
-      for (const StmtPtr &s : stmts)
-        group_.push_back(s);
-      flush();
-      return;
-    }
-    for (const StmtPtr &s : stmts) {
-      switch (s->kind) {
-      case StmtKind::Block:
-        level(s->body);
-        break;
-      case StmtKind::Allocate:
+    std::vector<StmtPtr> items;
+    flatten(stmts, items);
+    std::vector<bool> cut = cutPoints(items);
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (items[i]->kind == StmtKind::Allocate &&
+          ((i > 0 && !cut[i - 1]) || !cut[i])) {
+        // A local lives across an allocation: one piece for the whole
+        // level, allocations included.
+        flush();
+        group_ = items;
+        flush();
+        return;
+      }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const StmtPtr &s = items[i];
+      if (s->kind == StmtKind::Allocate) {
         allocate(*s);
-        break;
-      default: {
-        std::int64_t size = loopIRSize(*s);
-        std::string stem = labelStem(s->label);
-        if (!group_.empty() &&
-            (stem != groupStem_ || groupSize_ + size > budget_))
-          flush();
-        group_.push_back(s);
-        groupSize_ += size;
+        continue;
+      }
+      std::int64_t size = loopIRSize(*s);
+      std::string stem = labelStem(s->label);
+      bool mayCut = i == 0 || cut[i - 1];
+      if (!group_.empty() && mayCut &&
+          (stem != groupStem_ || groupSize_ + size > budget_))
+        flush();
+      group_.push_back(s);
+      groupSize_ += size;
+      if (!s->label.empty() || group_.size() == 1)
         groupStem_ = std::move(stem);
-      }
-      }
     }
   }
 

@@ -11,10 +11,11 @@
 /// nests and library calls. The consecutive ones of one node (their labels
 /// name it: `/conv1/Conv.pad_fill`, `/conv1/Conv.gemm`) become one piece,
 /// cut further past kPieceBudget loop IR nodes (a larger statement stands
-/// alone). So no LLVM function grows with the model: LLVM's scheduling and
-/// register allocation are superlinear in the size of one function. And a
-/// step that changes one node changes the pieces of that node only: the
-/// others come from the compile cache.
+/// alone; a scalar local never crosses a cut). So no LLVM function grows
+/// with the model: LLVM's scheduling and register allocation are
+/// superlinear in the size of one function. And a step that changes one
+/// node changes the pieces of that node only: the others come from the
+/// compile cache.
 ///
 /// A piece is a LoopFunction of its own whose buffers are those it uses (in
 /// name order) and whose symbols are the program's. Its code depends only

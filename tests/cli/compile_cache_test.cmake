@@ -1,0 +1,67 @@
+# The compile cache on disk across processes, run with `cmake -P`: two
+# `weir run` processes filling one empty cache at once leave entries a third
+# run takes whole (every piece from the cache, same outputs as the
+# interpreter); damaged entries are rebuilt, not trusted.
+
+set(cache ${WORK_DIR}/cache)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(model ${SOURCE_DIR}/resources/models/transformer.onnx)
+set(env ${CMAKE_COMMAND} -E env WEIR_CACHE_DIR=${cache})
+
+function(expect_run what want_cached)
+  execute_process(COMMAND ${env} ${WEIR} run ${model} --check
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${what}: exit status ${status}\n${out}${err}")
+  endif()
+  if(NOT out MATCHES "compile +[0-9.]+ ms \\(([0-9]+) pieces?, ([0-9]+) from the compile cache\\)")
+    message(FATAL_ERROR "${what}: no compile line\n${out}")
+  endif()
+  set(pieces ${CMAKE_MATCH_1})
+  set(cached ${CMAKE_MATCH_2})
+  if(want_cached STREQUAL "all")
+    set(want_cached ${pieces})
+  endif()
+  if(NOT cached EQUAL want_cached)
+    message(FATAL_ERROR "${what}: ${cached} of ${pieces} pieces from the cache, expected ${want_cached}\n${out}")
+  endif()
+  if(out MATCHES "MISMATCH")
+    message(FATAL_ERROR "${what}: outputs differ from the interpreter\n${out}")
+  endif()
+  set(pieces ${pieces} PARENT_SCOPE)
+endfunction()
+
+# Two processes at once (a pipeline runs its commands concurrently).
+execute_process(COMMAND ${env} ${WEIR} run ${model} --check
+                COMMAND ${env} ${WEIR} run ${model} --check
+                RESULTS_VARIABLE statuses OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT statuses STREQUAL "0;0")
+  message(FATAL_ERROR "two runs at once: exit statuses ${statuses}\n${out}${err}")
+endif()
+file(GLOB temporaries ${cache}/*.tmp.*)
+if(temporaries)
+  message(FATAL_ERROR "temporary files left in the cache: ${temporaries}")
+endif()
+expect_run("a third run" all)
+
+# Damage every entry (truncate half of them, scribble over the others):
+# everything is compiled again, and stored whole again.
+file(GLOB entries ${cache}/*.wobj)
+list(LENGTH entries count)
+if(NOT count GREATER 1)
+  message(FATAL_ERROR "expected several cache entries, found ${count}")
+endif()
+set(i 0)
+foreach(entry ${entries})
+  math(EXPR odd "${i} % 2")
+  if(odd)
+    file(WRITE ${entry} "WEIROBJ1 scribbled over")
+  else()
+    file(READ ${entry} head LIMIT 20 HEX)
+    file(WRITE ${entry} "${head}")
+  endif()
+  math(EXPR i "${i} + 1")
+endforeach()
+expect_run("after damage" 0)
+expect_run("after rebuilding" all)
