@@ -5,6 +5,7 @@
 #include "ir/tasklet.h"
 #include "ir/scope.h"
 
+#include <functional>
 #include <map>
 
 namespace weir::ir {
@@ -19,6 +20,25 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
   std::map<NodeId, const Node *> byId;
   for (const Node &n : s.nodes)
     byId[n.id] = &n;
+  // How often a node directly in each scope runs, computed once per scope
+  // (scopeExecutions walks up from scratch and scans for every entry).
+  std::map<NodeId, Expr> executionsOf;
+  std::function<Expr(NodeId, int)> executions = [&](NodeId scope,
+                                                    int depth) -> Expr {
+    auto at = byId.find(scope);
+    if (scope == 0 || depth > 1024 || at == byId.end() ||
+        at->second->kind != NodeKind::MapEntry)
+      return Expr(1);
+    if (auto it = executionsOf.find(scope); it != executionsOf.end())
+      return it->second;
+    Expr count(1);
+    for (const Range &r : at->second->map().ranges)
+      count = count * r.size();
+    count = count * executions(parentOf(parents, scope), depth + 1);
+    executionsOf.emplace(scope, count);
+    return count;
+  };
+
   std::map<NodeId, NodeCost> costs;
   for (const Node &n : s.nodes)
     costs[n.id] = NodeCost{n.id, Expr(0), Expr(0), Expr(0)};
@@ -32,8 +52,8 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     const Node &b = *dst->second;
     NodeId scope = b.kind == NodeKind::MapExit    ? b.map().partner
                    : a.kind == NodeKind::MapEntry ? a.id
-                                                  : parents[b.id];
-    Expr elements = e.memlet.volume() * scopeExecutions(s, parents, scope);
+                                                  : parentOf(parents, b.id);
+    Expr elements = e.memlet.volume() * executions(scope, 0);
     Expr bytes(0);
     const Container *c = p.findContainer(e.memlet.container);
     // Register storage lives in the loop body: no memory traffic.
@@ -55,17 +75,17 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     case NodeKind::Tasklet:
       if (n.tasklet().code)
         flops = Expr(tasklet::countOps(*n.tasklet().code)) *
-                scopeExecutions(s, parents, parents[n.id]);
+                executions(parentOf(parents, n.id), 0);
       break;
     case NodeKind::Library:
       if (n.library().flops)
-        flops = *n.library().flops * scopeExecutions(s, parents, parents[n.id]);
+        flops = *n.library().flops * executions(parentOf(parents, n.id), 0);
       break;
     case NodeKind::Primitive: {
       const Attributes &attrs = n.primitive().attributes;
       if (auto it = attrs.find("flops"); it != attrs.end()) {
         if (auto *v = std::get_if<std::int64_t>(&it->second))
-          flops = Expr(*v) * scopeExecutions(s, parents, parents[n.id]);
+          flops = Expr(*v) * executions(parentOf(parents, n.id), 0);
       } else if (n.primitive().primitive == "gemm") {
         // 2·M·N·K multiply-adds (alpha and beta scaling are not counted,
         // as for the library node the gemm came from).
@@ -74,7 +94,7 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
         if (!g.epilogue.empty())
           perCall = perCall + Expr(tasklet::countOps(tasklet::parse(g.epilogue))) *
                                   g.m * g.n;
-        flops = perCall * scopeExecutions(s, parents, parents[n.id]);
+        flops = perCall * executions(parentOf(parents, n.id), 0);
       }
       break;
     }

@@ -131,17 +131,19 @@ public:
     json meta = json::object();
     for (const auto &[k, v] : p.metadata)
       meta[k] = encodeString(v);
-    j["metadata"] = meta;
+    j["metadata"] = std::move(meta);
+    // Moved, not copied, into place: a model's JSON is large, and the
+    // structural hash serializes every version.
     json cs = json::array();
     for (const auto &[name, c] : p.containers)
       cs.push_back(container(c));
-    j["containers"] = cs;
+    j["containers"] = std::move(cs);
     j["inputs"] = p.inputs;
     j["outputs"] = p.outputs;
     json states = json::array();
     for (const State &s : p.states)
       states.push_back(state(s));
-    j["states"] = states;
+    j["states"] = std::move(states);
     return j;
   }
 
@@ -259,14 +261,20 @@ private:
         if (e.memlet.wcr)
           m["wcr"] = wcrName(*e.memlet.wcr);
       }
-      edges.push_back({{"id", e.id},
-                       {"src", e.src},
-                       {"src_conn", e.srcConn},
-                       {"dst", e.dst},
-                       {"dst_conn", e.dstConn},
-                       {"memlet", m}});
+      json edge = json::object();
+      edge["id"] = e.id;
+      edge["src"] = e.src;
+      edge["src_conn"] = e.srcConn;
+      edge["dst"] = e.dst;
+      edge["dst_conn"] = e.dstConn;
+      edge["memlet"] = std::move(m);
+      edges.push_back(std::move(edge));
     }
-    return {{"name", s.name}, {"nodes", nodes}, {"edges", edges}};
+    json j = json::object();
+    j["name"] = s.name;
+    j["nodes"] = std::move(nodes);
+    j["edges"] = std::move(edges);
+    return j;
   }
 
   const BlobWriter &writeBlob_;

@@ -1,12 +1,15 @@
 #include "ir/scope.h"
 
 #include "ir/error.h"
+#include "ir/state_memo.h"
 
 #include <algorithm>
 
 namespace weir::ir {
 
-std::map<NodeId, NodeId> scopeParents(const State &state) {
+namespace {
+
+std::map<NodeId, NodeId> computeScopeParents(const State &state) {
   std::map<NodeId, NodeId> parent;
   std::map<NodeId, int> indeg;
   std::map<NodeId, std::vector<const Edge *>> out;
@@ -60,6 +63,20 @@ std::map<NodeId, NodeId> scopeParents(const State &state) {
     if (n.kind == NodeKind::MapExit)
       parent[n.id] = n.map().partner;
   return parent;
+}
+
+} // namespace
+
+std::shared_ptr<const std::map<NodeId, NodeId>>
+sharedScopeParents(const State &state) {
+  return memoized<std::map<NodeId, NodeId>>(
+      state, [&] { return computeScopeParents(state); });
+}
+
+std::map<NodeId, NodeId> scopeParents(const State &state) {
+  if (const StateMemo *memo = currentStateMemo(); memo && memo->holds(state))
+    return *sharedScopeParents(state);
+  return computeScopeParents(state);
 }
 
 Expr scopeExecutions(const State &state,

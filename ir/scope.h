@@ -6,6 +6,7 @@
 #include "ir/program.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,16 @@ namespace weir::ir {
 /// entry (the map's own body). Edges are assumed acyclic; nodes on a cycle
 /// land at the top level.
 std::map<NodeId, NodeId> scopeParents(const State &state);
+/// The same, shared: built once per state of a memoized program version
+/// (ir/state_memo.h), which checks reuse instead of copying.
+std::shared_ptr<const std::map<NodeId, NodeId>>
+sharedScopeParents(const State &state);
+
+/// The scope `parents` gives `id` (0, the top level, when none).
+inline NodeId parentOf(const std::map<NodeId, NodeId> &parents, NodeId id) {
+  auto it = parents.find(id);
+  return it == parents.end() ? 0 : it->second;
+}
 
 /// Product of the range sizes of every map enclosing `scope` (itself
 /// included): how many times a node directly in that scope executes.

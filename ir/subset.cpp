@@ -54,7 +54,19 @@ Range::Range(Expr b, Expr e, Expr s)
 
 Range Range::point(Expr i) { return Range(i, i + 1); }
 
-Expr Range::size() const { return ceilDiv(end - begin, step); }
+Expr Range::size() const {
+  // The common cases without symbolic arithmetic (analyses call this for
+  // every memlet of every version): constant bounds, and a unit step.
+  std::optional<std::int64_t> b = begin.asConstant(), e = end.asConstant(),
+                              s = step.asConstant();
+  std::int64_t span = 0, top = 0;
+  if (b && e && s && *s > 0 && !__builtin_sub_overflow(*e, *b, &span) &&
+      !__builtin_add_overflow(span, *s - 1, &top))
+    return Expr(top >= 0 ? top / *s : -((-top + *s - 1) / *s));
+  if (s && *s == 1)
+    return end - begin;
+  return ceilDiv(end - begin, step);
+}
 
 bool Range::isPoint() const {
   return step == Expr(1) && end - begin == Expr(1);

@@ -64,10 +64,12 @@ std::variant<GemmSite, CheckResult> site(const ir::Program &program,
   auto fail = [&](std::string why) {
     return CheckResult::failure(std::move(why), {gemm});
   };
-  std::map<NodeId, NodeId> parents = ir::scopeParents(g.state());
-  if (parents[gemm] != entry)
+  std::shared_ptr<const std::map<NodeId, NodeId>> shared =
+      ir::sharedScopeParents(g.state());
+  const std::map<NodeId, NodeId> &parents = *shared;
+  if (ir::parentOf(parents, gemm) != entry)
     return fail(ir::describe(n) + " is not directly inside the map around it");
-  if (entry != 0 && parents[entry] != 0)
+  if (entry != 0 && ir::parentOf(parents, entry) != 0)
     return fail(ir::describe(n) +
                 " runs in nested maps; only a gemm at the top "
                 "or in one map is fused");
@@ -216,8 +218,10 @@ elementwiseMap(const ir::Program &, const StateGraph &g, NodeId entryId) {
   ElementwiseMap m;
   m.entry = entryId;
   m.exit = entry.map().partner;
-  std::map<NodeId, NodeId> parents = ir::scopeParents(g.state());
-  if (parents[entryId] != 0)
+  std::shared_ptr<const std::map<NodeId, NodeId>> shared =
+      ir::sharedScopeParents(g.state());
+  const std::map<NodeId, NodeId> &parents = *shared;
+  if (ir::parentOf(parents, entryId) != 0)
     return fail(ir::describe(entry) + " is nested in another map");
   std::vector<NodeId> body;
   for (const auto &[id, parent] : parents)

@@ -1,5 +1,7 @@
 #include "transforms/pattern.h"
 
+#include "ir/state_memo.h"
+
 #include "ir/error.h"
 
 #include <algorithm>
@@ -59,6 +61,10 @@ StateGraph::StateGraph(const ir::State &state) : state_(state) {
     if (d < nodes_.size())
       in_[d].push_back(&e);
   }
+}
+
+std::shared_ptr<const StateGraph> sharedStateGraph(const ir::State &state) {
+  return ir::memoized<StateGraph>(state, [&] { return StateGraph(state); });
 }
 
 std::size_t StateGraph::indexOf(ir::NodeId id) const {

@@ -23,6 +23,7 @@
 #include "ir/program.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ private:
   std::vector<std::vector<const ir::Edge *>> in_, out_;        ///< by index
   std::size_t indexOf(ir::NodeId id) const;
 };
+
+/// The state's graph: built once per state of a memoized program version
+/// (ir/state_memo.h), else fresh.
+std::shared_ptr<const StateGraph> sharedStateGraph(const ir::State &state);
 
 /// Extra condition on a candidate node; sees the program (containers) and
 /// the node's state with its adjacency.

@@ -142,7 +142,8 @@ std::vector<Match> matchesInState(const ir::Program &program,
                                   const Pattern &pattern,
                                   const ir::State &state) {
   std::vector<Match> out;
-  StateGraph graph(state);
+  std::shared_ptr<const StateGraph> shared = sharedStateGraph(state);
+  const StateGraph &graph = *shared;
   for (const std::vector<ir::NodeId> &b :
        matchPattern(pattern, program, graph)) {
     Match m{state.name, {}};
@@ -291,7 +292,8 @@ CheckResult fitsPattern(const ir::Program &program, const Transformation &t,
     if (match.roles.size() != pattern.nodes.size())
       return CheckResult::failure(
           "the match binds more roles than the pattern has");
-    StateGraph graph(*state);
+    std::shared_ptr<const StateGraph> shared = sharedStateGraph(*state);
+    const StateGraph &graph = *shared;
     if (auto why = explainMismatch(pattern, program, graph, binding)) {
       // A predicate's refusal is better explained by check(), which knows
       // why (an input that is not constant, ...); the structural reason is

@@ -29,10 +29,15 @@ private:
   Workspace &ws_;
 };
 
+std::uint64_t Version::hash() const {
+  std::call_once(hash_->once,
+                 [&] { hash_->value = ir::structuralHash(*program); });
+  return hash_->value;
+}
+
 Workspace::Workspace(ir::Program program, Source source)
     : source_(std::move(source)) {
   Version v;
-  v.hash = ir::structuralHash(program);
   v.program = std::make_shared<const ir::Program>(std::move(program));
   versions_.push_back(std::move(v));
 }
@@ -40,12 +45,14 @@ Workspace::Workspace(ir::Program program, Source source)
 std::vector<Match> Workspace::matches(std::string_view transformation) {
   auto t = transforms::requireTransformation(transformation);
   std::lock_guard lock(mutex_);
+  ir::UseStateMemo use(memo());
   return cache_.matches(program(), *t);
 }
 
 std::vector<std::pair<std::string, std::vector<Match>>>
 Workspace::allMatches() {
   std::lock_guard lock(mutex_);
+  ir::UseStateMemo use(memo());
   return cache_.allMatches(program());
 }
 
@@ -57,7 +64,14 @@ transforms::CheckResult Workspace::check(std::string_view transformation,
     return transforms::CheckResult::failure("unknown transformation '" +
                                             std::string(transformation) + "'");
   std::lock_guard lock(mutex_);
+  ir::UseStateMemo use(memo());
   return transforms::checkMatch(program(), *t, match, params);
+}
+
+const ir::StateMemo *Workspace::memo() const {
+  if (!memo_ || &memo_->program() != &program())
+    memo_ = std::make_unique<ir::StateMemo>(programPtr());
+  return memo_.get();
 }
 
 Version Workspace::derive(const ir::Program &from, const Step &step) const {
@@ -82,7 +96,6 @@ Version Workspace::derive(const ir::Program &from, const Step &step) const {
   }
   Version v;
   v.exactness = t->exactness();
-  v.hash = ir::structuralHash(r.program);
   v.program = std::make_shared<const ir::Program>(std::move(r.program));
   v.idMap = std::move(r.idMap);
   v.step = step;
@@ -115,6 +128,7 @@ const Version &Workspace::apply(std::string_view transformation,
   {
     Busy busy(*this);
     std::shared_ptr<const ir::Program> base = programPtr();
+    ir::UseStateMemo use(memo());
     Version v = derive(*base, labelled(*base, transformation, match, params));
     // Nothing above changed the workspace; from here nothing throws but
     // allocation.

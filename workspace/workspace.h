@@ -25,6 +25,7 @@
 ///   applied steps declare.
 
 #include "ir/program.h"
+#include "ir/state_memo.h"
 #include "transforms/match_cache.h"
 #include "transforms/transformation.h"
 #include "workspace/recipe.h"
@@ -50,8 +51,18 @@ struct Version {
   std::optional<Step> step; ///< none for the first version
   transforms::IdMap idMap;  ///< previous version's ids -> this one's
   transforms::Exactness exactness;
-  std::uint64_t hash = 0; ///< ir::structuralHash
-  double seconds = 0;     ///< time the step took
+  double seconds = 0; ///< time the step took
+
+  /// ir::structuralHash of the program, computed when first asked for (it
+  /// reads every node and weight; a recipe's steps mostly never need it).
+  std::uint64_t hash() const;
+
+private:
+  struct HashCell {
+    std::once_flag once;
+    std::uint64_t value = 0;
+  };
+  std::shared_ptr<HashCell> hash_ = std::make_shared<HashCell>();
 };
 
 enum class ChangeKind : std::uint8_t { Applied, Undone, Redone, Reverted };
@@ -72,7 +83,7 @@ public:
   std::shared_ptr<const ir::Program> programPtr() const {
     return versions_[current_].program;
   }
-  std::uint64_t hash() const { return versions_[current_].hash; }
+  std::uint64_t hash() const { return versions_[current_].hash(); }
   const Source &source() const { return source_; }
 
   /// All versions, including those after current() that redo can reach.
@@ -137,11 +148,15 @@ private:
   void notify(const Change &change) const;
   /// The version `step` produces from `from`; throws and changes nothing.
   Version derive(const ir::Program &from, const Step &step) const;
+  /// The indexes of the current version's states, shared by every check
+  /// and match on it (ir/state_memo.h); guarded by mutex_.
+  const ir::StateMemo *memo() const;
 
   Source source_;
   std::vector<Version> versions_;
   std::size_t current_ = 0;
   transforms::MatchCache cache_;
+  mutable std::unique_ptr<ir::StateMemo> memo_;
   std::vector<std::pair<int, Observer>> observers_;
   int nextObserver_ = 1;
   mutable std::recursive_mutex mutex_;

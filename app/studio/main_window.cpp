@@ -83,6 +83,18 @@ MainWindow::MainWindow(QWidget *parent)
   resize(1400, 900);
   resizeDocks({history_, transformations_}, {220, 420}, Qt::Horizontal);
 
+  // A long compile shows its progress where the window's status goes too.
+  connect(run_, &RunDock::compileProgress, this, [this](int done, int total) {
+    if (done < total)
+      statusBar()->showMessage(
+          tr("Compiling: %1 of %2 pieces (Cancel in the Run dock)")
+              .arg(done)
+              .arg(total));
+    else
+      statusBar()->clearMessage();
+  });
+  connect(run_, &RunDock::finished, this,
+          [this] { statusBar()->clearMessage(); });
   connect(document_, &Document::opened, this, &MainWindow::onOpened);
   connect(document_, &Document::openFailed, this,
           [this](const QString &path, const QString &message) {
@@ -393,7 +405,7 @@ void MainWindow::showSelection() {
     std::uint64_t hash = 0;
     for (const workspace::Version &v : document_->workspace()->versions())
       if (v.program == program)
-        hash = v.hash;
+        hash = v.hash();
     properties_->showProgram(program, hash);
     break;
   }

@@ -17,6 +17,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace weir::studio {
@@ -43,9 +45,14 @@ ir::Program expanded(const ir::Program &p) {
   return copy;
 }
 
-codegen::Executable compileForRun(const ir::Program &p) {
+codegen::Executable
+compileForRun(const ir::Program &p,
+              std::function<void(int, int)> progress = {},
+              const std::atomic<bool> *cancel = nullptr) {
   codegen::CompileOptions options;
   options.keepLLVMIR = false;
+  options.progress = std::move(progress);
+  options.cancel = cancel;
   return codegen::compile(expanded(p), options);
 }
 
@@ -74,7 +81,8 @@ RunDock::RunDock(Document &document, GraphPanel &panel, QWidget *parent)
     : QDockWidget(tr("Run"), parent), doc_(document), panel_(panel),
       seed_(new QSpinBox), repeats_(new QSpinBox), inputForm_(new QFormLayout),
       run_(new QPushButton(tr("&Run"))), step_(new QPushButton(tr("S&tep"))),
-      stop_(new QPushButton(tr("Stop stepping"))), busy_(new QProgressBar),
+      stop_(new QPushButton(tr("Stop stepping"))),
+      cancel_(new QPushButton(tr("Cancel"))), busy_(new QProgressBar),
       status_(new QLabel), latency_(new QLabel), error_(new QLabel),
       values_(new QLabel) {
   setObjectName("run-dock");
@@ -97,8 +105,9 @@ RunDock::RunDock(Document &document, GraphPanel &panel, QWidget *parent)
   buttons->addWidget(run_);
   buttons->addWidget(step_);
   buttons->addWidget(stop_);
+  buttons->addWidget(cancel_);
   layout->addLayout(buttons);
-  // Compiling reports no progress: a busy bar while it works.
+  // A busy bar until the compile reports how many pieces it has.
   busy_->setRange(0, 0);
   busy_->setMaximumHeight(8);
   busy_->setTextVisible(false);
@@ -124,6 +133,16 @@ RunDock::RunDock(Document &document, GraphPanel &panel, QWidget *parent)
   connect(run_, &QPushButton::clicked, this, &RunDock::run);
   connect(step_, &QPushButton::clicked, this, &RunDock::step);
   connect(stop_, &QPushButton::clicked, this, &RunDock::stopStepping);
+  cancel_->setToolTip(tr("Stop compiling this version"));
+  cancel_->hide();
+  connect(cancel_, &QPushButton::clicked, this, &RunDock::cancel);
+  connect(this, &RunDock::compileProgress, this, [this](int done, int total) {
+    if (!runner_.isRunning())
+      return;
+    busy_->setRange(0, total);
+    busy_->setValue(done);
+    status_->setText(tr("Compiling: %1 of %2 pieces…").arg(done).arg(total));
+  });
   connect(&runner_, &QFutureWatcher<Result>::finished, this,
           &RunDock::onFinished);
   connect(&stepper_, &QFutureWatcher<StepOutcome>::finished, this,
@@ -144,6 +163,7 @@ RunDock::RunDock(Document &document, GraphPanel &panel, QWidget *parent)
 }
 
 RunDock::~RunDock() {
+  cancel();
   runner_.waitForFinished();
   stepper_.waitForFinished();
 }
@@ -237,7 +257,22 @@ void RunDock::run() {
   }
   int repeats = repeats_->value();
   run_->setEnabled(false);
+  busy_->setRange(0, 0);
   busy_->show();
+  cancel_->show();
+  cancelled_ = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<std::atomic<bool>> cancelled = cancelled_;
+  // From the compile threads' caller (the worker) to the dock's thread.
+  QPointer<RunDock> self(this);
+  auto progress = [self](int done, int total) {
+    if (self)
+      QMetaObject::invokeMethod(
+          self, [self, done, total] {
+            if (self)
+              emit self->compileProgress(done, total);
+          },
+          Qt::QueuedConnection);
+  };
   status_->setText(tr("Compiling and running version %1 (seed %2)…")
                        .arg(version)
                        .arg(seed_->value()));
@@ -246,7 +281,8 @@ void RunDock::run() {
     r.version = version;
     try {
       using Clock = std::chrono::steady_clock;
-      codegen::Executable exe = compileForRun(*current);
+      codegen::Executable exe =
+          compileForRun(*current, progress, cancelled.get());
       r.compileSeconds = exe.compileSeconds();
       // One untimed run first: it pays for page faults and cold caches.
       interp::TensorMap got = exe.run(inputs);
@@ -264,7 +300,9 @@ void RunDock::run() {
                        ? ms[ms.size() / 2]
                        : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
       interp::TensorMap want =
-          reference == current ? got : compileForRun(*reference).run(inputs);
+          reference == current
+              ? got
+              : compileForRun(*reference, {}, cancelled.get()).run(inputs);
       r.maxAbs = r.maxRel = 0;
       for (const auto &[name, t] : got) {
         auto w = want.find(name);
@@ -287,9 +325,15 @@ void RunDock::run() {
   }));
 }
 
+void RunDock::cancel() {
+  if (cancelled_)
+    cancelled_->store(true);
+}
+
 void RunDock::onFinished() {
   Result r = runner_.result();
   busy_->hide();
+  cancel_->hide();
   run_->setEnabled(doc_.workspace() != nullptr);
   if (!r.error.isEmpty()) {
     status_->setText(

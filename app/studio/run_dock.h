@@ -21,6 +21,9 @@
 
 #include <QDockWidget>
 #include <QFutureWatcher>
+
+#include <atomic>
+#include <memory>
 #include <QMap>
 
 #include <memory>
@@ -93,10 +96,16 @@ public:
 
   QPushButton *runButton() { return run_; }
   QPushButton *stepButton() { return step_; }
+  QPushButton *cancelButton() { return cancel_; }
+  /// Stops the compile in progress: the run then ends with "compilation
+  /// cancelled".
+  void cancel();
 
 signals:
   void finished();
   void stepped();
+  /// Pieces compiled so far, of `total` (codegen::CompileOptions::progress).
+  void compileProgress(int done, int total);
 
 private:
   struct Result {
@@ -129,6 +138,7 @@ private:
   QPushButton *run_;
   QPushButton *step_;
   QPushButton *stop_;
+  QPushButton *cancel_;
   QProgressBar *busy_;
   QLabel *status_;
   QLabel *latency_;
@@ -137,6 +147,8 @@ private:
   QString valuesOf_; ///< the container the values box shows
 
   QFutureWatcher<Result> runner_;
+  /// Set to stop the run's compile; a fresh flag per run.
+  std::shared_ptr<std::atomic<bool>> cancelled_;
   Result result_;
 
   QFutureWatcher<StepOutcome> stepper_;

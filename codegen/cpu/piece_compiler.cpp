@@ -171,6 +171,8 @@ std::vector<CompiledPiece> compilePieces(const std::vector<Piece> &pieces,
     std::rethrow_exception(failure);
   if (cancelled())
     throw Error("compilation cancelled");
+  if (options.progress)
+    options.progress(total, total);
   return out;
 }
 

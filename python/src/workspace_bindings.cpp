@@ -281,7 +281,7 @@ void defineWorkspace(py::module_ &m) {
               std::vector<HistoryEntry> out;
               for (std::size_t i = 0; i < w.versions().size(); ++i) {
                 const workspace::Version &v = w.versions()[i];
-                out.push_back({i, v.step, v.hash, v.seconds, v.exactness,
+                out.push_back({i, v.step, v.hash(), v.seconds, v.exactness,
                                i == w.current()});
               }
               return out;

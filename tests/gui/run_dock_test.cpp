@@ -8,6 +8,7 @@
 #include "app/studio/graph_panel.h"
 #include "app/studio/main_window.h"
 #include "app/studio/run_dock.h"
+#include "codegen/cpu/compile.h"
 #include "core/interp/interpreter.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/random_tensor.h"
@@ -43,6 +44,7 @@ private slots:
   void stepShowsWhatTheInterpreterComputes();
   void runsOnChosenInputs();
   void closingWhileRunningIsSafe();
+  void compileShowsProgressAndCancels();
 
 private:
   std::unique_ptr<testing::TestEnvironment> env_;
@@ -192,6 +194,40 @@ void RunDockTest::closingWhileRunningIsSafe() {
   w->runDock()->step();
   w.reset(); // waits for the worker; nothing lands in the destroyed dock
   QTest::qWait(50);
+}
+
+void RunDockTest::compileShowsProgressAndCancels() {
+  MainWindow w;
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  w.openFile(kSample);
+  RunDock *dock = w.runDock();
+  dock->show();
+  QSignalSpy finished(dock, &RunDock::finished);
+  QSignalSpy progress(dock, &RunDock::compileProgress);
+  // Earlier tests compiled the sample in this process: a compilation kept
+  // in memory would end before the cancel is read.
+  codegen::forgetCompilations();
+
+  // Cancelled at once: the run ends, saying so, and Run works again.
+  dock->run();
+  QVERIFY(dock->cancelButton()->isVisible());
+  dock->cancel();
+  QVERIFY(finished.wait(kSlowTimeoutMs));
+  QVERIFY2(dock->statusText().contains("compilation cancelled"),
+           qPrintable(dock->statusText()));
+  QVERIFY(!dock->cancelButton()->isVisible());
+  QVERIFY(dock->runButton()->isEnabled());
+
+  // A run to the end reports pieces as they compile, up to all of them.
+  progress.clear();
+  dock->run();
+  QVERIFY(finished.wait(kSlowTimeoutMs));
+  QVERIFY(dock->medianMs() > 0);
+  QVERIFY(!progress.isEmpty());
+  int total = progress.last().at(1).toInt();
+  QVERIFY(total > 1);
+  QCOMPARE(progress.last().at(0).toInt(), total);
 }
 
 QTEST_MAIN(RunDockTest)

@@ -197,7 +197,7 @@ void PythonDockTest::windowStepsHashAsPythonSteps() {
   QCOMPARE(hashes.size(), 4);
   for (int v = 1; v <= 4; ++v)
     QCOMPARE(hashes[v - 1],
-             QString::fromStdString(ir::hashHex(ws().versions()[v].hash)));
+             QString::fromStdString(ir::hashHex(ws().versions()[v].hash())));
   QCOMPARE(doc->undoStack()->count(), 4); // Python's w2 is not the window's
 }
 

@@ -446,7 +446,7 @@ TEST(Session, RoundTripReproducesTheHash) {
   EXPECT_EQ(back->versions().size(), ws->versions().size());
   EXPECT_EQ(back->current(), back->versions().size() - 1);
   expectSameSteps(back->recipe(), ws->recipe());
-  EXPECT_EQ(back->versions().front().hash, imported);
+  EXPECT_EQ(back->versions().front().hash(), imported);
   EXPECT_EQ(back->source().sha256, ws->source().sha256);
 
   // Only the steps up to the current version are saved.

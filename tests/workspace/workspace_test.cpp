@@ -92,7 +92,7 @@ TEST_F(WorkspaceTest, UndoRedoRevertRestoreVersionsWithoutRerunning) {
   std::vector<Match> bn = ws.matches("fold-batchnorm");
   ASSERT_EQ(bn.size(), 2u);
   const Version &v1 = ws.apply("fold-batchnorm", bn[0]);
-  std::uint64_t h1 = v1.hash;
+  std::uint64_t h1 = v1.hash();
   EXPECT_NE(h1, h0);
   ws.apply("expand-all");
   std::uint64_t h2 = ws.hash();

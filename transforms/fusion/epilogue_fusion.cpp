@@ -52,7 +52,8 @@ struct Plan {
 
 CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
   const ir::State &s = stateNamed(p, match.state);
-  StateGraph g(s);
+  std::shared_ptr<const StateGraph> shared = sharedStateGraph(s);
+  const StateGraph &g = *shared;
   out.array = match.node("array");
   NodeId entry = match.node("consumer");
   auto fail = [&](std::string why) {

@@ -45,7 +45,8 @@ struct Plan {
 
 CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
   const ir::State &s = stateNamed(p, match.state);
-  StateGraph g(s);
+  std::shared_ptr<const StateGraph> shared = sharedStateGraph(s);
+  const StateGraph &g = *shared;
   out.array = match.node("array");
   NodeId exit = match.node("init_exit");
   auto fail = [&](std::string why) {

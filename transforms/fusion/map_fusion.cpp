@@ -66,7 +66,7 @@ std::string accessName(const ir::Node &n) {
 class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, Plan &plan)
-      : p_(p), s_(stateNamed(p, match.state)), g_(s_), plan_(plan) {
+      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), plan_(plan) {
     plan.firstExit = match.node("first_exit");
     array_ = match.node("array");
     plan.secondEntry = match.node("second_entry");
@@ -154,7 +154,7 @@ private:
                     ir::describe(*entry2_, "map") +
                     " iterate over different ranges: " + rangesText(m1) +
                     " and " + rangesText(m2));
-    parents_ = ir::scopeParents(s_);
+    parents_ = ir::sharedScopeParents(s_);
     return CheckResult::success();
   }
 
@@ -244,7 +244,7 @@ private:
     const ir::Edge &write = *writes[0];
     const ir::Node &producer = *s_.findNode(write.src);
     if (producer.kind != ir::NodeKind::Tasklet ||
-        parents_[producer.id] != plan_.firstEntry)
+        ir::parentOf(*parents_, producer.id) != plan_.firstEntry)
       return fail("'" + name +
                   "' is not written by a tasklet directly inside " +
                   ir::describe(*entry1_, "map"));
@@ -273,7 +273,7 @@ private:
         continue;
       const ir::Node &consumer = *s_.findNode(e->dst);
       if (consumer.kind != ir::NodeKind::Tasklet ||
-          parents_[consumer.id] != plan_.secondEntry)
+          ir::parentOf(*parents_, consumer.id) != plan_.secondEntry)
         return fail(ir::describe(*entry2_, "map") + " reads '" + name +
                     "' in a node other than a tasklet directly inside it");
       ir::Subset read = renamed(e->memlet.subset, plan_.rename);
@@ -303,7 +303,7 @@ private:
   /// Renaming the second map's parameters must not meet a nested map that
   /// binds one of the names, nor a node whose attributes may name them.
   CheckResult renaming() {
-    plan_.secondBody = bodyOf(parents_, plan_.secondEntry);
+    plan_.secondBody = bodyOf(*parents_, plan_.secondEntry);
     if (auto why =
             renamingConflict(s_, *entry2_, plan_.secondBody, plan_.rename))
       return fail(*why);
@@ -368,11 +368,12 @@ private:
 
   const ir::Program &p_;
   const ir::State &s_;
-  StateGraph g_;
+  std::shared_ptr<const StateGraph> graph_;
+  const StateGraph &g_;
   Plan &plan_;
   NodeId array_ = 0; ///< the matched array
   const ir::Node *exit1_, *entry2_, *entry1_ = nullptr, *exit2_ = nullptr;
-  std::map<NodeId, NodeId> parents_;
+  std::shared_ptr<const std::map<NodeId, NodeId>> parents_;
 };
 
 } // namespace

@@ -137,7 +137,7 @@ class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, const Params &params,
           Plan &plan)
-      : p_(p), s_(stateNamed(p, match.state)), g_(s_), plan_(plan),
+      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), plan_(plan),
         maxOps_(intParam(params, "max_ops")),
         broadcast_(boolParam(params, "broadcast")) {
     plan.producerExit = match.node("producer_exit");
@@ -221,10 +221,10 @@ private:
                   "' from " + std::to_string(writes.size()) +
                   " edges inside the map");
     const ir::Edge &w = *writes[0];
-    parents_ = ir::scopeParents(s_);
+    parents_ = ir::sharedScopeParents(s_);
     const ir::Node &t = *s_.findNode(w.src);
     if (t.kind != ir::NodeKind::Tasklet ||
-        parents_[t.id] != plan_.producerEntry || !t.tasklet().code)
+        ir::parentOf(*parents_, t.id) != plan_.producerEntry || !t.tasklet().code)
       return fail("'" + name +
                   "' is not written by a tasklet directly inside " +
                   ir::describe(*entry_, "map"));
@@ -384,7 +384,7 @@ private:
   /// inside, read one element each, each element once (unless broadcast).
   CheckResult consumers() {
     const std::string &name = plan_.container;
-    NodeId scope = parents_[plan_.producerEntry];
+    NodeId scope = ir::parentOf(*parents_, plan_.producerEntry);
     for (const ir::Edge *e : g_.out(plan_.array)) {
       if (isOrdering(*e)) {
         plan_.orderingOut.push_back(e->id);
@@ -396,7 +396,7 @@ private:
         return fail("'" + name + "' is read by " + ir::describe(n) +
                         ", which cannot recompute it (only maps can)",
                     {n.id});
-      if (parents_[n.id] != scope)
+      if (ir::parentOf(*parents_, n.id) != scope)
         return fail(ir::describe(n, "map") + " is in another scope than " +
                         ir::describe(*entry_, "map"),
                     {n.id});
@@ -410,7 +410,7 @@ private:
         if (r->srcConn != ir::scopeOut(*x))
           continue;
         const ir::Node &t = *s_.findNode(r->dst);
-        if (t.kind != ir::NodeKind::Tasklet || parents_[t.id] != n.id)
+        if (t.kind != ir::NodeKind::Tasklet || ir::parentOf(*parents_, t.id) != n.id)
           return fail(ir::describe(n, "map") + " reads '" + name + "' in " +
                           ir::describe(t) +
                           ", not a tasklet directly inside it",
@@ -455,12 +455,13 @@ private:
 
   const ir::Program &p_;
   const ir::State &s_;
-  StateGraph g_;
+  std::shared_ptr<const StateGraph> graph_;
+  const StateGraph &g_;
   Plan &plan_;
   std::int64_t maxOps_;
   bool broadcast_;
   const ir::Node *exit_, *array_, *entry_;
-  std::map<NodeId, NodeId> parents_;
+  std::shared_ptr<const std::map<NodeId, NodeId>> parents_;
 };
 
 void eraseEdge(ir::State &s, EdgeId id) {

@@ -37,7 +37,7 @@ struct Plan {
 class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, Plan &plan)
-      : p_(p), s_(stateNamed(p, match.state)), g_(s_), plan_(plan) {
+      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), plan_(plan) {
     plan.data = match.node("data");
     plan.firstEntry = match.node("first");
     plan.secondEntry = match.node("second");
@@ -76,8 +76,8 @@ private:
       return fail("the scope connectors of " + ir::describe(*entry1_, "map") +
                   " or " + ir::describe(*entry2_, "map") +
                   " are not IN_x/OUT_x pairs");
-    parents_ = ir::scopeParents(s_);
-    if (parents_[plan_.firstEntry] != parents_[plan_.secondEntry])
+    parents_ = ir::sharedScopeParents(s_);
+    if (ir::parentOf(*parents_, plan_.firstEntry) != ir::parentOf(*parents_, plan_.secondEntry))
       return fail(ir::describe(*entry1_, "map") + " and " +
                   ir::describe(*entry2_, "map") + " are in different scopes");
     return CheckResult::success();
@@ -130,7 +130,7 @@ private:
   /// Renaming the second map's parameters must not meet a nested map that
   /// binds one of the names, nor a node whose attributes may name them.
   CheckResult renaming() {
-    plan_.secondBody = bodyOf(parents_, plan_.secondEntry);
+    plan_.secondBody = bodyOf(*parents_, plan_.secondEntry);
     if (auto why =
             renamingConflict(s_, *entry2_, plan_.secondBody, plan_.rename))
       return fail(*why);
@@ -193,10 +193,11 @@ private:
 
   const ir::Program &p_;
   const ir::State &s_;
-  StateGraph g_;
+  std::shared_ptr<const StateGraph> graph_;
+  const StateGraph &g_;
   Plan &plan_;
   const ir::Node *entry1_, *entry2_, *exit1_ = nullptr, *exit2_ = nullptr;
-  std::map<NodeId, NodeId> parents_;
+  std::shared_ptr<const std::map<NodeId, NodeId>> parents_;
 };
 
 } // namespace

@@ -105,7 +105,7 @@ class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, bool keepOutputs,
           Plan &plan)
-      : s_(stateNamed(p, match.state)), g_(s_), keepOutputs_(keepOutputs),
+      : s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), keepOutputs_(keepOutputs),
         plan_(plan) {
     plan.first = match.node("first");
     plan.second = match.node("second");
@@ -414,7 +414,8 @@ private:
   }
 
   const ir::State &s_;
-  StateGraph g_;
+  std::shared_ptr<const StateGraph> graph_;
+  const StateGraph &g_;
   bool keepOutputs_;
   Plan &plan_;
   const ir::Node *a_, *b_;

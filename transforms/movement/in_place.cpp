@@ -25,7 +25,8 @@ struct Plan {
 
 CheckResult planInPlace(const ir::Program &p, const Match &match, Plan &out) {
   const ir::State &s = stateNamed(p, match.state);
-  StateGraph g(s);
+  std::shared_ptr<const StateGraph> shared = sharedStateGraph(s);
+  const StateGraph &g = *shared;
   NodeId input = match.node("input"), entry = match.node("map");
   auto fail = [&](std::string why) {
     return CheckResult::failure(std::move(why), {input, entry});

@@ -392,7 +392,8 @@ std::optional<std::string> planTarget(const ir::Program &p, const StateGraph &g,
 CheckResult planCopyRemoval(const ir::Program &p, const Match &match,
                             Plan &plan) {
   const ir::State &s = stateNamed(p, match.state);
-  StateGraph g(s);
+  std::shared_ptr<const StateGraph> shared = sharedStateGraph(s);
+  const StateGraph &g = *shared;
   NodeId target = match.node("target");
   auto found = findCopy(p, g, target);
   if (auto *why = std::get_if<std::string>(&found))

@@ -57,7 +57,8 @@ struct Plan {
 CheckResult planRegister(const ir::Program &p, const Match &match,
                          std::int64_t maxElements, Plan &plan) {
   const ir::State &s = stateNamed(p, match.state);
-  StateGraph g(s);
+  std::shared_ptr<const StateGraph> shared = sharedStateGraph(s);
+  const StateGraph &g = *shared;
   NodeId node = match.node("access");
   plan.container = g.node(node)->access().container;
   const std::string &name = plan.container;

@@ -75,7 +75,7 @@ std::vector<ir::Expr> original(const Plan &plan,
 class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, Plan &plan)
-      : p_(p), s_(stateNamed(p, match.state)), g_(s_), plan_(plan) {
+      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), plan_(plan) {
     plan.array = match.node("array");
     exit_ = match.node("copy_exit");
   }
@@ -294,7 +294,8 @@ private:
 
   const ir::Program &p_;
   const ir::State &s_;
-  StateGraph g_;
+  std::shared_ptr<const StateGraph> graph_;
+  const StateGraph &g_;
   Plan &plan_;
   NodeId exit_ = 0;
 };

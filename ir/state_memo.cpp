@@ -1,0 +1,43 @@
+/// \file
+/// Indexes of one program version's states (see state_memo.h).
+
+#include "ir/state_memo.h"
+
+namespace weir::ir {
+namespace {
+
+thread_local const StateMemo *current = nullptr;
+
+} // namespace
+
+StateMemo::StateMemo(std::shared_ptr<const Program> program)
+    : program_(std::move(program)) {}
+
+bool StateMemo::holds(const State &state) const {
+  const std::vector<State> &states = program_->states;
+  return !states.empty() && &state >= &states.front() &&
+         &state <= &states.back();
+}
+
+std::shared_ptr<const void> StateMemo::find(const State &state,
+                                            std::type_index kind) const {
+  std::lock_guard lock(mutex_);
+  auto it = indexes_.find({&state, kind});
+  return it == indexes_.end() ? nullptr : it->second;
+}
+
+void StateMemo::add(const State &state, std::type_index kind,
+                    std::shared_ptr<const void> index) const {
+  std::lock_guard lock(mutex_);
+  indexes_.emplace(std::make_pair(&state, kind), std::move(index));
+}
+
+UseStateMemo::UseStateMemo(const StateMemo *memo) : previous_(current) {
+  current = memo;
+}
+
+UseStateMemo::~UseStateMemo() { current = previous_; }
+
+const StateMemo *currentStateMemo() { return current; }
+
+} // namespace weir::ir
