@@ -5,6 +5,11 @@
 #
 #   scripts/bench.sh [--models cnn,resnet50,...] [--runs N] [--dim N=1]
 #                    [--quick] [--timeout S] [--json FILE]
+#   scripts/bench.sh --growth [--sizes 1000,2000,...] [--families chain,...]
+#
+# --growth runs tests/bench/growth.py instead: optimize and compile times of
+# synthetic chains, residual stacks and wide concats as they grow, with a
+# plot in build/bench/growth.svg.
 #
 # Idempotent set-up, each step only when needed: the Debian packages Weir
 # needs (scripts/install-deps.sh), python3-torch and python3-torchvision,
@@ -66,6 +71,10 @@ fi
 # WEIR_BENCH_JOBS=1 builds on one core (ninja's default uses them all).
 cmake --build --preset release --target weir ${WEIR_BENCH_JOBS:+-j "$WEIR_BENCH_JOBS"}
 
+if [ "${1:-}" = "--growth" ]; then
+  shift
+  exec /usr/bin/python3 tests/bench/growth.py "$@"
+fi
 # bench.py exports the PyTorch models it is asked for that are not in
 # build/bench/models yet (tests/bench/export_models.py).
 exec /usr/bin/python3 tests/bench/bench.py "$@"

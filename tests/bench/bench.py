@@ -8,7 +8,9 @@ For each model it runs, each in a fresh process and on the same input:
   --recipe auto -o S.weir`, then `weir run S.weir ...`), checking Weir's
   outputs against ONNX Runtime's (rtol 1e-3, atol 1e-4);
   PyTorch eager at 1 and 2 threads, for the models that came from PyTorch.
-It prints a table of medians and ratios, a table of the bytes moved
+It prints a table of medians and ratios, how long each model takes to be
+ready (import + auto recipe, then compiling the session from an empty and
+from a filled compile cache, with peak memory), a table of the bytes moved
 (analysis) after each tier of the auto recipe, and writes
 build/bench/results.json.
 scripts/bench.sh installs what this needs, builds Weir and then calls it.
@@ -57,6 +59,9 @@ def exported(name):
 MODELS = {m.name: m for m in [
     bundled("cnn"), bundled("mlp"), bundled("transformer", mask=1.0),
     exported("resnet18"), exported("resnet50"), exported("mobilenet_v2"), exported("bert"),
+    # The zoo: families nobody tuned Weir for.
+    exported("densenet121"), exported("efficientnet_b0"), exported("regnet_y_400mf"),
+    exported("squeezenet1_0"), exported("alexnet"), exported("googlenet"),
 ]}
 QUICK_MODELS = ["cnn", "mlp", "transformer"]
 
@@ -118,6 +123,31 @@ def run(cmd, threads, timeout):
     except subprocess.TimeoutExpired:
         return None, "", f"timed out after {timeout} s"
     return p.returncode, p.stdout, p.stderr
+
+
+def run_measured(cmd, env_extra, timeout):
+    """(returncode, stdout, stderr, wall seconds, peak resident MB) of cmd."""
+    import tempfile
+    import time
+    env = dict(os.environ, **env_extra)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.monotonic()
+        p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=err, text=True)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                pid, status, usage = os.wait4(p.pid, 0)
+                return None, "", f"timed out after {timeout} s", None, None
+            time.sleep(0.02)
+        wall = time.monotonic() - start
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return p.returncode, out.read(), err.read(), wall, usage.ru_maxrss / 1024
 
 
 def failure(code, stderr):
@@ -212,6 +242,41 @@ def run_weir(model, inputs, expected, threads, args, path=None):
     return result
 
 
+def run_ready(model, args):
+    """How long the model takes to be ready, at 2 threads: `weir optimize
+    --recipe auto` (import + recipe + save), then `weir run SESSION` (open,
+    compile, one run) with an empty compile cache and again with the cache
+    it filled."""
+    import shutil
+    cache = os.path.join(BENCH_DIR, "compile-cache", model.name)
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {"WEIR_CACHE_DIR": cache, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
+    session = os.path.join(BENCH_DIR, "sessions", model.name + ".ready.weir")
+    os.makedirs(os.path.dirname(session), exist_ok=True)
+    code, out, err, wall, peak = run_measured(
+        [WEIR, "optimize", model.path, "--recipe", "auto", "-o", session, "--no-plugins"],
+        env, args.timeout)
+    if code != 0:
+        return {"error": failure(code, err)}
+    steps = re.search(r"^total\s+(\d+) steps", out, re.M)
+    ready = {"optimize_s": wall, "optimize_peak_mb": peak,
+             "steps": int(steps[1]) if steps else None}
+    for name in ("cold", "warm"):
+        cmd = [WEIR, "run", session, "--threads", "2", "--no-plugins"]
+        for sym in symbols(model):
+            cmd += ["--dim", f"{sym}={args.dims[sym]}"]
+        code, out, err, wall, peak = run_measured(cmd, env, args.timeout)
+        if code not in (0, 1) or "compile" not in out:
+            ready[name] = {"error": failure(code, err)}
+            continue
+        m = re.search(r"^compile\s+([\d.]+) ms \((\d+) pieces?, (\d+) from", out, re.M)
+        ready[name] = {"wall_s": wall, "peak_mb": peak,
+                       "compile_s": float(m[1]) / 1e3 if m else None,
+                       "pieces": int(m[2]) if m else None,
+                       "cached": int(m[3]) if m else None}
+    return ready
+
+
 # --- one model -------------------------------------------------------------------
 
 def output_files(directory):
@@ -255,6 +320,8 @@ def bench_model(model, args):
         row["weir"][t] = run_weir(model, inputs, expected, t, args)
     progress(f"{model.name}: weir optimize --recipe auto")
     row["optimize"] = run_optimize(model, args)
+    progress(f"{model.name}: time to ready (optimize, compile cold and warm)")
+    row["ready"] = run_ready(model, args)
     for t in THREADS:
         if "error" in row["optimize"]:
             row["auto"][t] = {"error": "optimize: " + row["optimize"]["error"]}
@@ -339,6 +406,31 @@ def table(rows):
                       fmt_ratio(r["auto_over_ort_1t"]), fmt_ratio(r["auto_over_ort_2t"]),
                       fmt_ratio(r["auto_over_torch_2t"]),
                       f"{compile_s[0]:.1f}" if compile_s else "-", check_text(r)])
+    return aligned(head, lines)
+
+
+def ready_table(rows):
+    """Import + auto recipe, then opening the session and compiling it from
+    an empty and from a filled compile cache."""
+    head = ["model", "optimize s", "steps", "open+compile cold s", "compile cold s",
+            "open+compile warm s", "compile warm s", "pieces", "optimize+cold s",
+            "peak MB", "note"]
+    lines = []
+    for r in rows:
+        g = r.get("ready", {})
+        if "error" in g:
+            lines.append([r["model"]] + ["-"] * 9 + [g["error"]])
+            continue
+        cold, warm = g.get("cold", {}), g.get("warm", {})
+        num = lambda v, f="{:.2f}": f.format(v) if isinstance(v, (int, float)) else "-"
+        peak = max([v for v in (g.get("optimize_peak_mb"), cold.get("peak_mb"),
+                                warm.get("peak_mb")) if v] or [0])
+        total = g["optimize_s"] + cold["compile_s"] if cold.get("compile_s") else None
+        note = "; ".join(x["error"] for x in (cold, warm) if "error" in x)
+        lines.append([r["model"], num(g.get("optimize_s")), num(g.get("steps"), "{}"),
+                      num(cold.get("wall_s")), num(cold.get("compile_s")),
+                      num(warm.get("wall_s")), num(warm.get("compile_s")),
+                      num(cold.get("pieces"), "{}"), num(total), f"{peak:.0f}", note])
     return aligned(head, lines)
 
 
@@ -445,6 +537,11 @@ def main():
           "auto = the auto recipe; auto/ort = Weir (auto) time / ONNX Runtime time "
           "(below 1 means Weir is faster)")
     print(table(rows))
+    print()
+    print("time to ready at 2 threads: weir optimize --recipe auto (import + recipe + save);"
+          " weir run SESSION (open, compile, one run) from an empty compile cache (cold)"
+          " and again (warm); peak = largest resident set of the three")
+    print(ready_table(rows))
     print()
     print("bytes moved (analysis, MB) after each tier of the auto recipe")
     print(tier_table(rows, "bytes_moved"))
