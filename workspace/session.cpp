@@ -5,6 +5,7 @@
 #include "ir/hash.h"
 #include "ir/json.h"
 #include "onnx/import.h"
+#include "workspace/program_cache.h"
 #include "workspace/sha256.h"
 
 #include <nlohmann/json.hpp>
@@ -133,16 +134,25 @@ void saveSession(const Workspace &ws, const fs::path &path,
   writeFileAtomically(path, doc.dump(1) + "\n");
 }
 
-std::unique_ptr<Workspace> openSession(const fs::path &path,
-                                       const OpenOptions &options) {
-  std::string where = path.string();
+namespace {
+
+/// What a session file says, checked for form.
+struct Header {
   json doc;
+  fs::path modelPath; ///< resolved against the session's folder
+  std::string wantSha, wantHash;
+};
+
+Header readHeader(const fs::path &path) {
+  std::string where = path.string();
+  Header h;
   try {
-    doc = json::parse(readFile(path, "session"));
+    h.doc = json::parse(readFile(path, "session"));
   } catch (const json::exception &e) {
     throw Error(where + ": not a Weir session (invalid JSON: " +
                 jsonErrorText(e) + ")");
   }
+  const json &doc = h.doc;
   if (!isFormat(doc, "weir-session"))
     throw Error(where +
                 ": not a Weir session (no \"format\": \"weir-session\")");
@@ -154,11 +164,43 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
       !doc.value("hash", json()).is_string())
     throw Error(where + ": the session needs \"model\": {\"path\", "
                         "\"sha256\"} and \"hash\"");
-  fs::path modelPath = model["path"].get<std::string>();
-  if (!modelPath.empty() && modelPath.is_relative())
-    modelPath = path.parent_path() / modelPath;
-  std::string wantSha = model["sha256"].get<std::string>();
-  std::string wantHash = doc["hash"].get<std::string>();
+  h.modelPath = model["path"].get<std::string>();
+  if (!h.modelPath.empty() && h.modelPath.is_relative())
+    h.modelPath = path.parent_path() / h.modelPath;
+  h.wantSha = model["sha256"].get<std::string>();
+  h.wantHash = doc["hash"].get<std::string>();
+  return h;
+}
+
+} // namespace
+
+ir::Program openSessionProgram(const fs::path &path, bool *fromCache) {
+  if (fromCache)
+    *fromCache = false;
+  Header h = readHeader(path);
+  std::error_code ec;
+  // The model must be the one the session was saved on, as for
+  // openSession; then the program the recipe reproduces is the one of the
+  // recorded hash, which the cache may already hold.
+  if (!h.modelPath.empty() && fs::exists(h.modelPath, ec) &&
+      digestOf(h.modelPath, path.string()) == h.wantSha)
+    if (std::optional<ir::Program> p = cachedProgram(h.wantHash)) {
+      if (fromCache)
+        *fromCache = true;
+      return std::move(*p);
+    }
+  std::unique_ptr<Workspace> ws = openSession(path);
+  cacheProgram(ws->program(), h.wantHash);
+  return ws->program();
+}
+
+std::unique_ptr<Workspace> openSession(const fs::path &path,
+                                       const OpenOptions &options) {
+  std::string where = path.string();
+  Header h = readHeader(path);
+  const json &doc = h.doc;
+  const fs::path &modelPath = h.modelPath;
+  const std::string &wantSha = h.wantSha, &wantHash = h.wantHash;
 
   std::string problem;
   std::string haveSha;

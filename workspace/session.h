@@ -43,6 +43,14 @@ struct OpenOptions {
 std::unique_ptr<Workspace> openSession(const std::filesystem::path &path,
                                        const OpenOptions &options = {});
 
+/// The session's current program alone (no history), for running it: when
+/// the model is the one the session was saved on and the program of the
+/// recorded hash is in the cache (workspace/program_cache.h), that program,
+/// checked against the hash; else openSession's, which is then cached.
+/// `fromCache` (may be null) says which.
+ir::Program openSessionProgram(const std::filesystem::path &path,
+                               bool *fromCache = nullptr);
+
 /// A workspace on a model file (ONNX, or a Weir program `.json`), with the
 /// file's path and digest as its source.
 std::unique_ptr<Workspace> openModel(const std::filesystem::path &path);

@@ -10,8 +10,9 @@ namespace weir::cli {
 Loaded loadAny(const std::string &path) {
   Loaded out;
   if (std::filesystem::path(path).extension() == ".weir") {
-    // A session: its model with the recipe replayed.
-    out.program = workspace::openSession(path)->program();
+    // A session: its model with the recipe replayed (or the program that
+    // replay made before, from the cache).
+    out.program = workspace::openSessionProgram(path);
     return out;
   }
   if (std::filesystem::path(path).extension() == ".json") {

@@ -171,11 +171,10 @@ void ObjectCache::trim() const {
     std::error_code e;
     if (!it->is_regular_file(e))
       continue;
-    if (it->path().extension() != kExtension) {
+    if (it->path().filename().string().find(".tmp") != std::string::npos) {
       // A temporary file a crashed writer left behind, after a day.
-      if (it->path().filename().string().find(".tmp.") != std::string::npos &&
-          it->last_write_time(e) <
-              fs::file_time_type::clock::now() - std::chrono::hours(24))
+      if (it->last_write_time(e) <
+          fs::file_time_type::clock::now() - std::chrono::hours(24))
         fs::remove(it->path(), e);
       continue;
     }

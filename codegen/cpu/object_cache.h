@@ -14,8 +14,9 @@
 /// (and replaced when the piece is compiled again): a corrupt or truncated
 /// file is never trusted. Entries are written to a temporary file and
 /// renamed into place, so processes filling one cache at once never see a
-/// partial entry. Past the size limit the least recently used entries go
-/// (a hit refreshes an entry's time).
+/// partial entry. Past the size limit the least recently used files in
+/// the folder go (a hit refreshes an entry's time); the workspace keeps
+/// sessions' programs there too (workspace/program_cache.h).
 ///
 /// The folder is $WEIR_CACHE_DIR when set (`off` disables the cache), else
 /// $XDG_CACHE_HOME/weir/objects, else ~/.cache/weir/objects. The limit is

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -546,6 +547,52 @@ TEST(Session, ChangedOrMissingModelIsReported) {
   EXPECT_THAT(msg, HasSubstr("s.weir"));
   EXPECT_THAT(msg, HasSubstr("cnn.onnx"));
   EXPECT_THAT(msg, HasSubstr("missing"));
+}
+
+TEST(Session, ProgramOfARunComesFromTheCacheOnlyForTheSameModel) {
+  TempDir dir;
+  const char *before = std::getenv("WEIR_CACHE_DIR");
+  std::string saved = before ? before : "";
+  ::setenv("WEIR_CACHE_DIR", (dir / "cache").c_str(), 1);
+  fs::copy_file(bundledModel("cnn.onnx"), dir / "cnn.onnx");
+  auto ws = openModel(dir / "cnn.onnx");
+  foldAllAndExpand(*ws);
+  saveSession(*ws, dir / "s.weir");
+
+  bool fromCache = true;
+  ir::Program first = openSessionProgram(dir / "s.weir", &fromCache);
+  EXPECT_FALSE(fromCache) << "nothing was cached yet: the recipe replays";
+  EXPECT_EQ(ir::structuralHash(first), ws->hash());
+  ir::Program second = openSessionProgram(dir / "s.weir", &fromCache);
+  EXPECT_TRUE(fromCache);
+  EXPECT_EQ(ir::structuralHash(second), ws->hash());
+
+  // A damaged entry is not trusted: the recipe replays and the entry is
+  // written again.
+  fs::path entry = dir / "cache" / (ir::hashHex(ws->hash()) + ".wprog");
+  ASSERT_TRUE(fs::exists(entry));
+  std::string good = readBytes(entry);
+  writeBytes(entry, good.substr(0, good.size() / 2));
+  EXPECT_EQ(ir::structuralHash(openSessionProgram(dir / "s.weir", &fromCache)),
+            ws->hash());
+  EXPECT_FALSE(fromCache);
+  writeBytes(dir / "cache" / (ir::hashHex(ws->hash()) + ".wprog.bin"),
+             "scribbled");
+  EXPECT_EQ(ir::structuralHash(openSessionProgram(dir / "s.weir", &fromCache)),
+            ws->hash());
+  EXPECT_FALSE(fromCache);
+  openSessionProgram(dir / "s.weir", &fromCache);
+  EXPECT_TRUE(fromCache);
+
+  // A changed model is refused as openSession refuses it, cache or not.
+  fs::copy_file(bundledModel("mlp.onnx"), dir / "cnn.onnx",
+                fs::copy_options::overwrite_existing);
+  std::string msg = errorOf([&] { openSessionProgram(dir / "s.weir"); });
+  EXPECT_THAT(msg, HasSubstr("changed since the session was saved"));
+  if (before)
+    ::setenv("WEIR_CACHE_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("WEIR_CACHE_DIR");
 }
 
 TEST(Session, SnapshotOpensWithoutTheModel) {
