@@ -32,12 +32,18 @@ function(expect_run what want_cached)
   set(pieces ${pieces} PARENT_SCOPE)
 endfunction()
 
-# Two processes at once (a pipeline runs its commands concurrently).
-execute_process(COMMAND ${env} ${WEIR} run ${model} --check
-                COMMAND ${env} ${WEIR} run ${model} --check
-                RESULTS_VARIABLE statuses OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# Two processes at once (a pipeline runs its commands concurrently), each
+# writing its output to a file of its own.
+execute_process(COMMAND sh -c "\"$0\" \"$@\" > '${WORK_DIR}/first.txt' 2>&1"
+                        ${env} ${WEIR} run ${model} --check
+                COMMAND sh -c "\"$0\" \"$@\" > '${WORK_DIR}/second.txt' 2>&1"
+                        ${env} ${WEIR} run ${model} --check
+                RESULTS_VARIABLE statuses)
 if(NOT statuses STREQUAL "0;0")
-  message(FATAL_ERROR "two runs at once: exit statuses ${statuses}\n${out}${err}")
+  file(READ ${WORK_DIR}/first.txt first)
+  file(READ ${WORK_DIR}/second.txt second)
+  message(FATAL_ERROR "two runs at once: exit statuses ${statuses}\n"
+                      "first:\n${first}\nsecond:\n${second}")
 endif()
 file(GLOB temporaries ${cache}/*.tmp.*)
 if(temporaries)
