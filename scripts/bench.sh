@@ -54,7 +54,8 @@ installed_ort_version() {
 }
 
 scripts/install-deps.sh
-apt_install python3-torch python3-torchvision
+# time: GNU time, for the peak memory of each Weir process.
+apt_install python3-torch python3-torchvision time
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   apt_install nodejs npm
 fi

@@ -251,52 +251,66 @@ std::string print(const Value &v) {
   return "?";
 }
 
-std::string print(const Stmt &s, int indent) {
+namespace {
+
+/// Appends `s` to `out`: one output string, so nesting costs no copies (a
+/// model's transients nest hundreds deep).
+void printTo(const Stmt &s, int indent, std::string &out) {
   std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
   auto body = [&](const std::vector<StmtPtr> &stmts) {
-    std::string out;
     for (const StmtPtr &b : stmts)
-      out += print(*b, indent + 1);
-    return out;
+      printTo(*b, indent + 1, out);
   };
   switch (s.kind) {
-  case StmtKind::Block: {
-    std::string out;
+  case StmtKind::Block:
     for (const StmtPtr &b : s.body)
-      out += print(*b, indent);
-    return out;
-  }
+      printTo(*b, indent, out);
+    return;
   case StmtKind::For: {
-    std::string range = s.begin.str() + ":" + s.end.str();
+    out += pad;
+    out.append(forKindName(s.forKind)).append(" ").append(s.var);
+    out.append(" in ").append(s.begin.str()).append(":").append(s.end.str());
     if (s.step != ir::Expr(1))
-      range += ":" + s.step.str();
-    return pad + forKindName(s.forKind) + " " + s.var + " in " + range + " {" +
-           (s.label.empty() ? "" : "  # " + s.label) + "\n" + body(s.body) +
-           pad + "}\n";
+      out.append(":").append(s.step.str());
+    out += " {";
+    if (!s.label.empty())
+      out.append("  # ").append(s.label);
+    out += "\n";
+    body(s.body);
+    out.append(pad).append("}\n");
+    return;
   }
-  case StmtKind::Allocate: {
-    std::string out = pad + "allocate " + s.buffer + ": ";
+  case StmtKind::Allocate:
+    out.append(pad).append("allocate ").append(s.buffer).append(": ");
     out.append(ir::dtypeName(s.dtype)).append("[").append(s.size.str());
     out.append(s.zeroFill ? "] {\n"
                           : "] {  # not cleared: written whole first\n");
-    return out + body(s.body) + pad + "}\n";
-  }
+    body(s.body);
+    out.append(pad).append("}\n");
+    return;
   case StmtKind::Store:
-    return pad + s.buffer + "[" + s.index.str() + "] = " + print(*s.value) +
-           "\n";
+    out.append(pad).append(s.buffer).append("[").append(s.index.str());
+    out.append("] = ").append(print(*s.value)).append("\n");
+    return;
   case StmtKind::Assign:
-    return pad + s.var + ": " + std::string(ir::dtypeName(s.value->type)) +
-           " = " + print(*s.value) + "\n";
+    out.append(pad).append(s.var).append(": ");
+    out.append(ir::dtypeName(s.value->type)).append(" = ");
+    out.append(print(*s.value)).append("\n");
+    return;
   case StmtKind::If:
-    return pad + "if " + print(*s.value) + " {\n" + body(s.body) + pad + "}\n";
+    out.append(pad).append("if ").append(print(*s.value)).append(" {\n");
+    body(s.body);
+    out.append(pad).append("}\n");
+    return;
   case StmtKind::Call: {
-    std::string out = pad + "call " + s.callee + "(";
+    out.append(pad).append("call ").append(s.callee).append("(");
     for (std::size_t i = 0; i < s.args.size(); ++i) {
       const CallArg &a = s.args[i];
       out += i ? ", " : "";
       switch (a.kind) {
       case CallArg::Kind::Pointer:
-        out += "&" + a.buffer + "[" + a.expr.str() + "]";
+        out.append("&").append(a.buffer).append("[").append(a.expr.str());
+        out += "]";
         break;
       case CallArg::Kind::Int:
         out += a.expr.str();
@@ -310,10 +324,21 @@ std::string print(const Stmt &s, int indent) {
       }
       }
     }
-    return out + ")" + (s.label.empty() ? "" : "  # " + s.label) + "\n";
+    out += ")";
+    if (!s.label.empty())
+      out.append("  # ").append(s.label);
+    out += "\n";
+    return;
   }
   }
-  return "";
+}
+
+} // namespace
+
+std::string print(const Stmt &s, int indent) {
+  std::string out;
+  printTo(s, indent, out);
+  return out;
 }
 
 std::string print(const LoopFunction &f) {
@@ -336,7 +361,7 @@ std::string print(const LoopFunction &f) {
   }
   out += ") {\n";
   if (f.body)
-    out += print(*f.body, 1);
+    printTo(*f.body, 1, out);
   return out + "}\n";
 }
 

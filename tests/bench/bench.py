@@ -126,28 +126,21 @@ def run(cmd, threads, timeout):
 
 
 def run_measured(cmd, env_extra, timeout):
-    """(returncode, stdout, stderr, wall seconds, peak resident MB) of cmd."""
-    import tempfile
+    """(returncode, stdout, stderr, wall seconds, peak resident MB) of cmd.
+    The peak comes from GNU time (a child's own ru_maxrss starts at this
+    process's resident size, which holds the models it read)."""
     import time
     env = dict(os.environ, **env_extra)
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        start = time.monotonic()
-        p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=err, text=True)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                p.kill()
-                pid, status, usage = os.wait4(p.pid, 0)
-                return None, "", f"timed out after {timeout} s", None, None
-            time.sleep(0.02)
-        wall = time.monotonic() - start
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return p.returncode, out.read(), err.read(), wall, usage.ru_maxrss / 1024
+    start = time.monotonic()
+    try:
+        p = subprocess.run(["/usr/bin/time", "-f", "weir-bench-peak-kb %M"] + cmd, cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", f"timed out after {timeout} s", None, None
+    wall = time.monotonic() - start
+    peak = re.search(r"^weir-bench-peak-kb (\d+)$", p.stderr, re.M)
+    err = re.sub(r"^weir-bench-peak-kb \d+\n?", "", p.stderr, flags=re.M)
+    return p.returncode, p.stdout, err, wall, int(peak[1]) / 1024 if peak else None
 
 
 def failure(code, stderr):
