@@ -5,7 +5,6 @@
 #include "ir/tasklet.h"
 #include "ir/scope.h"
 
-#include <functional>
 #include <map>
 
 namespace weir::ir {
@@ -20,25 +19,7 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
   std::map<NodeId, const Node *> byId;
   for (const Node &n : s.nodes)
     byId[n.id] = &n;
-  // How often a node directly in each scope runs, computed once per scope
-  // (scopeExecutions walks up from scratch and scans for every entry).
-  std::map<NodeId, Expr> executionsOf;
-  std::function<Expr(NodeId, int)> executions = [&](NodeId scope,
-                                                    int depth) -> Expr {
-    auto at = byId.find(scope);
-    if (scope == 0 || depth > 1024 || at == byId.end() ||
-        at->second->kind != NodeKind::MapEntry)
-      return Expr(1);
-    if (auto it = executionsOf.find(scope); it != executionsOf.end())
-      return it->second;
-    Expr count(1);
-    for (const Range &r : at->second->map().ranges)
-      count = count * r.size();
-    count = count * executions(parentOf(parents, scope), depth + 1);
-    executionsOf.emplace(scope, count);
-    return count;
-  };
-
+  ScopeExecutions executions(s, parents);
   std::map<NodeId, NodeCost> costs;
   for (const Node &n : s.nodes)
     costs[n.id] = NodeCost{n.id, Expr(0), Expr(0), Expr(0)};
@@ -53,7 +34,7 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     NodeId scope = b.kind == NodeKind::MapExit    ? b.map().partner
                    : a.kind == NodeKind::MapEntry ? a.id
                                                   : parentOf(parents, b.id);
-    Expr elements = e.memlet.volume() * executions(scope, 0);
+    Expr elements = e.memlet.volume() * executions(scope);
     Expr bytes(0);
     const Container *c = p.findContainer(e.memlet.container);
     // Register storage lives in the loop body: no memory traffic.
@@ -75,17 +56,17 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     case NodeKind::Tasklet:
       if (n.tasklet().code)
         flops = Expr(tasklet::countOps(*n.tasklet().code)) *
-                executions(parentOf(parents, n.id), 0);
+                executions(parentOf(parents, n.id));
       break;
     case NodeKind::Library:
       if (n.library().flops)
-        flops = *n.library().flops * executions(parentOf(parents, n.id), 0);
+        flops = *n.library().flops * executions(parentOf(parents, n.id));
       break;
     case NodeKind::Primitive: {
       const Attributes &attrs = n.primitive().attributes;
       if (auto it = attrs.find("flops"); it != attrs.end()) {
         if (auto *v = std::get_if<std::int64_t>(&it->second))
-          flops = Expr(*v) * executions(parentOf(parents, n.id), 0);
+          flops = Expr(*v) * executions(parentOf(parents, n.id));
       } else if (n.primitive().primitive == "gemm") {
         // 2·M·N·K multiply-adds (alpha and beta scaling are not counted,
         // as for the library node the gemm came from).
@@ -94,7 +75,7 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
         if (!g.epilogue.empty())
           perCall = perCall + Expr(tasklet::countOps(tasklet::parse(g.epilogue))) *
                                   g.m * g.n;
-        flops = perCall * executions(parentOf(parents, n.id), 0);
+        flops = perCall * executions(parentOf(parents, n.id));
       }
       break;
     }

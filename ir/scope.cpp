@@ -81,17 +81,30 @@ std::map<NodeId, NodeId> scopeParents(const State &state) {
 
 Expr scopeExecutions(const State &state,
                      const std::map<NodeId, NodeId> &parents, NodeId scope) {
+  return ScopeExecutions(state, parents)(scope);
+}
+
+ScopeExecutions::ScopeExecutions(const State &state,
+                                 const std::map<NodeId, NodeId> &parents)
+    : parents_(parents) {
+  for (const Node &n : state.nodes)
+    if (n.kind == NodeKind::MapEntry)
+      entries_.emplace(n.id, &n);
+}
+
+Expr ScopeExecutions::operator()(NodeId scope) { return of(scope, 0); }
+
+Expr ScopeExecutions::of(NodeId scope, int depth) {
+  auto entry = entries_.find(scope);
+  if (scope == 0 || depth > 1024 || entry == entries_.end())
+    return Expr(1);
+  if (auto it = counts_.find(scope); it != counts_.end())
+    return it->second;
   Expr count(1);
-  int guard = 0;
-  while (scope != 0 && guard++ < 1024) {
-    const Node *entry = state.findNode(scope);
-    if (!entry || entry->kind != NodeKind::MapEntry)
-      break;
-    for (const Range &r : entry->map().ranges)
-      count = count * r.size();
-    auto it = parents.find(scope);
-    scope = it == parents.end() ? 0 : it->second;
-  }
+  for (const Range &r : entry->second->map().ranges)
+    count = count * r.size();
+  count = count * of(parentOf(parents_, scope), depth + 1);
+  counts_.emplace(scope, count);
   return count;
 }
 

@@ -34,6 +34,21 @@ inline NodeId parentOf(const std::map<NodeId, NodeId> &parents, NodeId id) {
 Expr scopeExecutions(const State &state,
                      const std::map<NodeId, NodeId> &parents, NodeId scope);
 
+/// scopeExecutions for many scopes of one state: each scope's count is
+/// computed once, from its parent's (an analysis asks for every node).
+class ScopeExecutions {
+public:
+  /// `state` and `parents` must outlive this object.
+  ScopeExecutions(const State &state, const std::map<NodeId, NodeId> &parents);
+  Expr operator()(NodeId scope);
+
+private:
+  Expr of(NodeId scope, int depth);
+  const std::map<NodeId, NodeId> &parents_;
+  std::map<NodeId, const Node *> entries_; ///< the state's map entries
+  std::map<NodeId, Expr> counts_;
+};
+
 /// Scope connectors. Data crosses a map's boundary through connector
 /// pairs named after one suffix x: on the entry, input `IN_x` (the edge
 /// from outside) and output `OUT_x` (the edges into the body); on the

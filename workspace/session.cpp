@@ -172,47 +172,31 @@ Header readHeader(const fs::path &path) {
   return h;
 }
 
-} // namespace
-
-ir::Program openSessionProgram(const fs::path &path, bool *fromCache) {
-  if (fromCache)
-    *fromCache = false;
-  Header h = readHeader(path);
-  std::error_code ec;
-  // The model must be the one the session was saved on, as for
-  // openSession; then the program the recipe reproduces is the one of the
-  // recorded hash, which the cache may already hold.
-  if (!h.modelPath.empty() && fs::exists(h.modelPath, ec) &&
-      digestOf(h.modelPath, path.string()) == h.wantSha)
-    if (std::optional<ir::Program> p = cachedProgram(h.wantHash)) {
-      if (fromCache)
-        *fromCache = true;
-      return std::move(*p);
-    }
-  std::unique_ptr<Workspace> ws = openSession(path);
-  cacheProgram(ws->program(), h.wantHash);
-  return ws->program();
+/// Why the session's model cannot be used ("" when it can); `haveSha` gets
+/// the model's digest when it was computed.
+std::string modelProblem(const Header &h, const std::string &where,
+                         std::string &haveSha) {
+  if (h.modelPath.empty())
+    return "the session names no model";
+  if (!fs::exists(h.modelPath))
+    return "model '" + h.modelPath.string() + "' is missing";
+  if ((haveSha = digestOf(h.modelPath, where)) != h.wantSha)
+    return "model '" + h.modelPath.string() +
+           "' changed since the session was saved (sha256 was " +
+           h.wantSha.substr(0, 12) + "..., is " + haveSha.substr(0, 12) +
+           "...)";
+  return "";
 }
 
-std::unique_ptr<Workspace> openSession(const fs::path &path,
+/// openSession once the header is read and the model checked.
+std::unique_ptr<Workspace> openChecked(const fs::path &path, const Header &h,
+                                       const std::string &problem,
+                                       const std::string &haveSha,
                                        const OpenOptions &options) {
   std::string where = path.string();
-  Header h = readHeader(path);
   const json &doc = h.doc;
   const fs::path &modelPath = h.modelPath;
-  const std::string &wantSha = h.wantSha, &wantHash = h.wantHash;
-
-  std::string problem;
-  std::string haveSha;
-  if (modelPath.empty())
-    problem = "the session names no model";
-  else if (!fs::exists(modelPath))
-    problem = "model '" + modelPath.string() + "' is missing";
-  else if ((haveSha = digestOf(modelPath, where)) != wantSha)
-    problem = "model '" + modelPath.string() +
-              "' changed since the session was saved (sha256 was " +
-              wantSha.substr(0, 12) + "..., is " + haveSha.substr(0, 12) +
-              "...)";
+  const std::string &wantHash = h.wantHash;
   if (!problem.empty()) {
     if (options.useSnapshot && doc.contains("snapshot")) {
       const json &snap = doc["snapshot"];
@@ -254,6 +238,35 @@ std::unique_ptr<Workspace> openSession(const fs::path &path,
                 ir::hashHex(ws->hash()) + ", the session recorded " + wantHash +
                 " (was it saved by another version of Weir?)");
   return ws;
+}
+
+} // namespace
+
+std::unique_ptr<Workspace> openSession(const fs::path &path,
+                                       const OpenOptions &options) {
+  Header h = readHeader(path);
+  std::string haveSha;
+  std::string problem = modelProblem(h, path.string(), haveSha);
+  return openChecked(path, h, problem, haveSha, options);
+}
+
+ir::Program openSessionProgram(const fs::path &path, bool *fromCache) {
+  if (fromCache)
+    *fromCache = false;
+  Header h = readHeader(path);
+  std::string haveSha;
+  std::string problem = modelProblem(h, path.string(), haveSha);
+  // With the model the session was saved on, the program the recipe
+  // reproduces is the one of the recorded hash, which the cache may hold.
+  if (problem.empty())
+    if (std::optional<ir::Program> p = cachedProgram(h.wantHash)) {
+      if (fromCache)
+        *fromCache = true;
+      return std::move(*p);
+    }
+  std::unique_ptr<Workspace> ws = openChecked(path, h, problem, haveSha, {});
+  cacheProgram(ws->program(), h.wantHash);
+  return ws->program();
 }
 
 } // namespace weir::workspace

@@ -22,8 +22,10 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -129,7 +131,6 @@ def run_measured(cmd, env_extra, timeout):
     """(returncode, stdout, stderr, wall seconds, peak resident MB) of cmd.
     The peak comes from GNU time (a child's own ru_maxrss starts at this
     process's resident size, which holds the models it read)."""
-    import time
     env = dict(os.environ, **env_extra)
     start = time.monotonic()
     try:
@@ -240,7 +241,6 @@ def run_ready(model, args):
     --recipe auto` (import + recipe + save), then `weir run SESSION` (open,
     compile, one run) with an empty compile cache and again with the cache
     it filled."""
-    import shutil
     cache = os.path.join(BENCH_DIR, "compile-cache", model.name)
     shutil.rmtree(cache, ignore_errors=True)
     env = {"WEIR_CACHE_DIR": cache, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
