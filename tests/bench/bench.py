@@ -407,12 +407,12 @@ def ready_table(rows):
     an empty and from a filled compile cache."""
     head = ["model", "optimize s", "steps", "open+compile cold s", "compile cold s",
             "open+compile warm s", "compile warm s", "pieces", "optimize+cold s",
-            "peak MB", "note"]
+            "ort session s", "warm/ort", "peak MB", "note"]
     lines = []
     for r in rows:
         g = r.get("ready", {})
         if "error" in g:
-            lines.append([r["model"]] + ["-"] * 9 + [g["error"]])
+            lines.append([r["model"]] + ["-"] * 11 + [g["error"]])
             continue
         cold, warm = g.get("cold", {}), g.get("warm", {})
         num = lambda v, f="{:.2f}": f.format(v) if isinstance(v, (int, float)) else "-"
@@ -420,10 +420,17 @@ def ready_table(rows):
                                 warm.get("peak_mb")) if v] or [0])
         total = g["optimize_s"] + cold["compile_s"] if cold.get("compile_s") else None
         note = "; ".join(x["error"] for x in (cold, warm) if "error" in x)
+        # The peer: ONNX Runtime's session creation (load and graph
+        # optimization) at 2 threads, in the same bench run.
+        ort_ms = r.get("ort", {}).get(2, {}).get("session_ms")
+        ort_s = ort_ms / 1e3 if ort_ms else None
+        warm_ratio = (f"{warm['wall_s'] / ort_s:.1f}x"
+                      if ort_s and warm.get("wall_s") else "-")
         lines.append([r["model"], num(g.get("optimize_s")), num(g.get("steps"), "{}"),
                       num(cold.get("wall_s")), num(cold.get("compile_s")),
                       num(warm.get("wall_s")), num(warm.get("compile_s")),
-                      num(cold.get("pieces"), "{}"), num(total), f"{peak:.0f}", note])
+                      num(cold.get("pieces"), "{}"), num(total), num(ort_s),
+                      warm_ratio, f"{peak:.0f}", note])
     return aligned(head, lines)
 
 
@@ -533,7 +540,8 @@ def main():
     print()
     print("time to ready at 2 threads: weir optimize --recipe auto (import + recipe + save);"
           " weir run SESSION (open, compile, one run) from an empty compile cache (cold)"
-          " and again (warm); peak = largest resident set of the three")
+          " and again (warm); ort session = ONNX Runtime's session creation at 2 threads;"
+          " warm/ort = open+compile warm over it; peak = largest resident set of the three")
     print(ready_table(rows))
     print()
     print("bytes moved (analysis, MB) after each tier of the auto recipe")
