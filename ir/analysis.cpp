@@ -13,8 +13,8 @@ namespace {
 StateAnalysis analyzeState(const Program &p, const State &s) {
   StateAnalysis out;
   out.state = s.name;
-  out.bytesMoved = Expr(0);
-  out.flops = Expr(0);
+  // Summed once at the end (see ir::sum).
+  std::vector<Expr> bytesTerms, flopsTerms;
   std::map<NodeId, NodeId> parents = scopeParents(s);
   std::map<NodeId, const Node *> byId;
   for (const Node &n : s.nodes)
@@ -41,7 +41,7 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     if (c && c->storage != Storage::Register &&
         (a.kind == NodeKind::Access || b.kind == NodeKind::Access)) {
       bytes = elements * Expr(static_cast<std::int64_t>(dtypeSize(c->dtype)));
-      out.bytesMoved = out.bytesMoved + bytes;
+      bytesTerms.push_back(bytes);
       if (a.kind != NodeKind::Access)
         costs[a.id].bytesOut = costs[a.id].bytesOut + bytes;
       if (b.kind != NodeKind::Access)
@@ -83,9 +83,11 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
       break;
     }
     costs[n.id].flops = flops;
-    out.flops = out.flops + flops;
+    flopsTerms.push_back(flops);
     out.nodes.push_back(costs[n.id]);
   }
+  out.bytesMoved = sum(bytesTerms);
+  out.flops = sum(flopsTerms);
   return out;
 }
 
@@ -105,13 +107,14 @@ ProgramAnalysis::arithmeticIntensity(const Bindings &b) const {
 
 ProgramAnalysis analyze(const Program &program) {
   ProgramAnalysis out;
-  out.bytesMoved = Expr(0);
-  out.flops = Expr(0);
+  std::vector<Expr> bytesTerms, flopsTerms;
   for (const State &s : program.states) {
     out.states.push_back(analyzeState(program, s));
-    out.bytesMoved = out.bytesMoved + out.states.back().bytesMoved;
-    out.flops = out.flops + out.states.back().flops;
+    bytesTerms.push_back(out.states.back().bytesMoved);
+    flopsTerms.push_back(out.states.back().flops);
   }
+  out.bytesMoved = sum(bytesTerms);
+  out.flops = sum(flopsTerms);
   return out;
 }
 

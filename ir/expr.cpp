@@ -299,12 +299,30 @@ int compareExpr(const Expr &a, const Expr &b) {
   return x.operands.size() < y.operands.size() ? -1 : 1;
 }
 
-Expr::Expr() {
-  static const std::shared_ptr<const ExprNode> zero = makeConstantNode(0);
-  node_ = zero;
+namespace {
+
+/// The constants shapes, strides and steps mostly use, made once: every
+/// Expr(0), Expr(1) or Expr(64) then shares one node instead of allocating.
+constexpr std::int64_t kSharedLow = -16, kSharedHigh = 1024;
+
+const std::shared_ptr<const ExprNode> &sharedConstant(std::int64_t value) {
+  static const std::vector<std::shared_ptr<const ExprNode>> table = [] {
+    std::vector<std::shared_ptr<const ExprNode>> t;
+    for (std::int64_t v = kSharedLow; v <= kSharedHigh; ++v)
+      t.push_back(makeConstantNode(v));
+    return t;
+  }();
+  return table[static_cast<std::size_t>(value - kSharedLow)];
 }
 
-Expr::Expr(std::int64_t value) : node_(makeConstantNode(value)) {}
+} // namespace
+
+Expr::Expr() : node_(sharedConstant(0)) {}
+
+Expr::Expr(std::int64_t value)
+    : node_(value >= kSharedLow && value <= kSharedHigh
+                ? sharedConstant(value)
+                : makeConstantNode(value)) {}
 
 Expr Expr::constant(std::int64_t value) { return Expr(value); }
 

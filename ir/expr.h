@@ -94,6 +94,9 @@ Expr min(const Expr &a, const Expr &b);
 Expr max(const Expr &a, const Expr &b);
 /// ceil(a / b) for b > 0, as floorDiv(a + b - 1, b).
 Expr ceilDiv(const Expr &a, const Expr &b);
+/// The sum of every term, in one pass: adding n terms one `+` at a time
+/// rebuilds the growing sum n times.
+Expr sum(const std::vector<Expr> &terms);
 
 /// Canonical form of an arbitrary tree (all factories already return it).
 Expr simplify(const Expr &e);

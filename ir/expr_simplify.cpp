@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <span>
 
 namespace weir::ir {
 
@@ -419,12 +420,13 @@ Expr simplifyRaw(const Expr &e) {
 }
 
 /// Runs a simplification, reporting coefficient overflow as a user error
-/// that quotes what was being built.
-template <typename F> Expr guarded(F &&build, const std::string &what) {
+/// that quotes what was being built. `what` is called only then: printing
+/// the operands on every operation would cost more than the arithmetic.
+template <typename F, typename W> Expr guarded(F &&build, W &&what) {
   try {
     return build();
   } catch (const CoefficientOverflow &) {
-    throw Error("integer overflow while simplifying " + what);
+    throw Error("integer overflow while simplifying " + what());
   }
 }
 
@@ -435,8 +437,11 @@ Expr binary(ExprKind kind, const Expr &a, const Expr &b) {
                      : kind == ExprKind::Mod    ? "mod"
                      : kind == ExprKind::Min    ? "min"
                                                 : "max";
-  return guarded([&] { return atomRule(kind, simplifyRaw(a), simplifyRaw(b)); },
-                 std::string(name) + "(" + quote(a) + ", " + quote(b) + ")");
+  return guarded(
+      [&] { return atomRule(kind, simplifyRaw(a), simplifyRaw(b)); },
+      [&] {
+        return std::string(name) + "(" + quote(a) + ", " + quote(b) + ")";
+      });
 }
 
 // ---- provablyLessEqual -----------------------------------------------------
@@ -549,40 +554,132 @@ bool proveNonNegative(const Poly &p, int &budget) {
 } // namespace
 
 Expr simplify(const Expr &e) {
-  return guarded([&] { return simplifyRaw(e); }, quote(e));
+  return guarded([&] { return simplifyRaw(e); }, [&] { return quote(e); });
 }
 
+namespace {
+
+/// Both operands constant: the common case in shapes and volumes, without
+/// building polynomials. Overflow falls through to the general path, which
+/// reports it.
+template <typename Op>
+std::optional<Expr> foldConstants(const Expr &a, const Expr &b, Op op) {
+  if (!a.isConstant() || !b.isConstant())
+    return std::nullopt;
+  std::int64_t out = 0;
+  if (op(*a.asConstant(), *b.asConstant(), &out))
+    return std::nullopt;
+  return Expr(out);
+}
+
+/// a - b when both are canonical and differ only in their constant term
+/// (a range's `i + 1` and `i`): the difference of the constants, without
+/// building polynomials. nullopt otherwise.
+std::optional<Expr> sameTermsDifference(const Expr &a, const Expr &b) {
+  if (!a.node()->canonical || !b.node()->canonical)
+    return std::nullopt;
+  // A canonical sum keeps its constant last.
+  auto split = [](const Expr &e) {
+    std::pair<std::span<const Expr>, std::int64_t> out{
+        std::span<const Expr>(&e, 1), 0};
+    if (e.kind() == ExprKind::Const)
+      out = {{}, *e.asConstant()};
+    else if (e.kind() == ExprKind::Add) {
+      std::span<const Expr> ops = e.operands();
+      if (ops.back().kind() == ExprKind::Const)
+        out = {ops.first(ops.size() - 1), *ops.back().asConstant()};
+      else
+        out.first = ops;
+    }
+    return out;
+  };
+  auto [ta, ca] = split(a);
+  auto [tb, cb] = split(b);
+  if (ta.size() != tb.size())
+    return std::nullopt;
+  for (std::size_t i = 0; i < ta.size(); ++i)
+    if (compareExpr(ta[i], tb[i]) != 0)
+      return std::nullopt;
+  std::int64_t d = 0;
+  if (__builtin_sub_overflow(ca, cb, &d))
+    return std::nullopt;
+  return Expr(d);
+}
+
+} // namespace
+
 Expr operator+(const Expr &a, const Expr &b) {
+  if (auto c = foldConstants(a, b, [](auto x, auto y, auto *r) {
+        return __builtin_add_overflow(x, y, r);
+      }))
+    return *c;
   return guarded(
       [&] {
         return fromPoly(
             addPoly(toPoly(simplifyRaw(a)), toPoly(simplifyRaw(b))));
       },
-      quote(a) + " + " + quote(b));
+      [&] { return quote(a) + " + " + quote(b); });
+}
+
+Expr sum(const std::vector<Expr> &terms) {
+  std::int64_t constant = 0;
+  std::vector<const Expr *> symbolic;
+  for (const Expr &t : terms) {
+    std::int64_t next = 0;
+    if (t.isConstant() &&
+        !__builtin_add_overflow(constant, *t.asConstant(), &next)) {
+      constant = next;
+      continue;
+    }
+    symbolic.push_back(&t); // symbolic, or an overflow the sum reports
+  }
+  if (symbolic.empty())
+    return Expr(constant);
+  return guarded(
+      [&] {
+        Poly p = constantPoly(constant);
+        for (const Expr *t : symbolic)
+          for (const auto &[m, c] : toPoly(simplifyRaw(*t)))
+            addTerm(p, m, c);
+        return fromPoly(p);
+      },
+      [&] {
+        return "a sum of " + std::to_string(terms.size()) + " terms";
+      });
 }
 
 Expr operator-(const Expr &a, const Expr &b) {
+  if (auto c = foldConstants(a, b, [](auto x, auto y, auto *r) {
+        return __builtin_sub_overflow(x, y, r);
+      }))
+    return *c;
+  if (auto c = sameTermsDifference(a, b))
+    return *c;
   return guarded(
       [&] {
         return fromPoly(addPoly(toPoly(simplifyRaw(a)),
                                 scalePoly(toPoly(simplifyRaw(b)), -1)));
       },
-      quote(a) + " - " + quote(b));
+      [&] { return quote(a) + " - " + quote(b); });
 }
 
 Expr operator-(const Expr &a) {
   return guarded(
       [&] { return fromPoly(scalePoly(toPoly(simplifyRaw(a)), -1)); },
-      "-" + quote(a));
+      [&] { return "-" + quote(a); });
 }
 
 Expr operator*(const Expr &a, const Expr &b) {
+  if (auto c = foldConstants(a, b, [](auto x, auto y, auto *r) {
+        return __builtin_mul_overflow(x, y, r);
+      }))
+    return *c;
   return guarded(
       [&] {
         return fromPoly(
             mulPoly(toPoly(simplifyRaw(a)), toPoly(simplifyRaw(b))));
       },
-      quote(a) + " * " + quote(b));
+      [&] { return quote(a) + " * " + quote(b); });
 }
 
 Expr floorDiv(const Expr &a, const Expr &b) {

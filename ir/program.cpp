@@ -96,19 +96,34 @@ std::string Memlet::str() const {
   return s;
 }
 
-const Node *State::findNode(NodeId id) const {
-  for (const Node &n : nodes)
+namespace {
+
+/// Nodes are usually in id order (fresh ids are increasing and new nodes
+/// are appended), so a binary search finds most; a miss (the order was
+/// changed, or the id is absent) falls back to a scan. Either way the
+/// answer is exact.
+template <typename Nodes> auto *findById(Nodes &nodes, NodeId id) {
+  std::size_t lo = 0, hi = nodes.size();
+  while (lo < hi) {
+    std::size_t mid = lo + (hi - lo) / 2;
+    if (nodes[mid].id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < nodes.size() && nodes[lo].id == id)
+    return &nodes[lo];
+  for (auto &n : nodes)
     if (n.id == id)
       return &n;
-  return nullptr;
+  return static_cast<decltype(&nodes[0])>(nullptr);
 }
 
-Node *State::findNode(NodeId id) {
-  for (Node &n : nodes)
-    if (n.id == id)
-      return &n;
-  return nullptr;
-}
+} // namespace
+
+const Node *State::findNode(NodeId id) const { return findById(nodes, id); }
+
+Node *State::findNode(NodeId id) { return findById(nodes, id); }
 
 const Edge *State::findEdge(EdgeId id) const {
   for (const Edge &e : edges)

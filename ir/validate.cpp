@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 namespace weir::ir {
 namespace {
@@ -255,8 +256,9 @@ private:
       checkNode(s, n, nodes);
 
     IntervalEnv env = mapParamBounds(s);
-    std::map<std::pair<NodeId, std::string>, int> inCount;
-    std::map<std::pair<NodeId, std::string>, int> outCount;
+    // Keys view the edges' connector names (no copies per edge).
+    std::map<std::pair<NodeId, std::string_view>, int> inCount;
+    std::map<std::pair<NodeId, std::string_view>, int> outCount;
     for (const Edge &e : s.edges) {
       auto src = nodes.find(e.src);
       auto dst = nodes.find(e.dst);
@@ -280,8 +282,12 @@ private:
     for (const Node &n : s.nodes) {
       if (n.kind == NodeKind::Access)
         continue;
+      auto count = [](const auto &counts, NodeId id, std::string_view name) {
+        auto it = counts.find({id, name});
+        return it == counts.end() ? 0 : it->second;
+      };
       for (const Connector &c : n.inputs) {
-        int k = inCount[{n.id, c.name}];
+        int k = count(inCount, n.id, c.name);
         if (k == 0)
           error(s,
                 "input connector '" + c.name + "' of " + describe(n) +
@@ -294,7 +300,7 @@ private:
                 {n.id});
       }
       for (const Connector &c : n.outputs)
-        if (outCount[{n.id, c.name}] == 0)
+        if (count(outCount, n.id, c.name) == 0)
           error(s,
                 "output connector '" + c.name + "' of " + describe(n) +
                     " has no outgoing edge",

@@ -355,25 +355,32 @@ Transformation::checkAndApply(const ir::Program &program, const Match &match,
   return apply(program, match, params);
 }
 
-ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
-                         const Match &match, const Params &params) {
-  auto refused = [&](const CheckResult &c) {
-    return Error(std::string(t.id()) + " at " + match.str() + ": " + c.reason);
-  };
+std::variant<CheckResult, ApplyResult>
+applyIfAccepted(const ir::Program &program, const Transformation &t,
+                const Match &match, const Params &params) {
   if (CheckResult fits = fitsPattern(program, t, match, params); !fits)
-    throw refused(fits);
+    return fits;
   auto values = resolved(t, params);
   if (auto *refusal = std::get_if<CheckResult>(&values))
-    throw refused(*refusal);
+    return *refusal;
   auto outcome = t.checkAndApply(program, match, std::get<Params>(values));
   if (auto *refusal = std::get_if<CheckResult>(&outcome))
-    throw refused(*refusal);
-  ApplyResult r = std::move(std::get<ApplyResult>(outcome));
+    return *refusal;
+  ApplyResult &r = std::get<ApplyResult>(outcome);
   std::vector<ir::Diagnostic> d = ir::validate(r.program);
   if (ir::hasErrors(d))
     throw Error(std::string(t.id()) + " at " + match.str() +
                 " produced an invalid program: " + d.front().str());
-  return r;
+  return outcome;
+}
+
+ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
+                         const Match &match, const Params &params) {
+  auto outcome = applyIfAccepted(program, t, match, params);
+  if (auto *refusal = std::get_if<CheckResult>(&outcome))
+    throw Error(std::string(t.id()) + " at " + match.str() + ": " +
+                refusal->reason);
+  return std::move(std::get<ApplyResult>(outcome));
 }
 
 IdMap identityIdMap(const ir::Program &program) {

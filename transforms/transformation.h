@@ -197,7 +197,15 @@ Params resolveParams(const Transformation &t, const Params &params);
 CheckResult checkMatch(const ir::Program &program, const Transformation &t,
                        const Match &match, const Params &params = {});
 
-/// checkMatch, then apply, then validate; throws weir::Error with
+/// checkMatch and apply in one (the check plans once, planned.h), then
+/// validate: the refusal when the check refuses, else the result. Throws
+/// weir::Error "<id> at <match> produced an invalid program: ..." when the
+/// result does not validate (a faulty transformation or plugin).
+std::variant<CheckResult, ApplyResult>
+applyIfAccepted(const ir::Program &program, const Transformation &t,
+                const Match &match, const Params &params = {});
+
+/// applyIfAccepted, throwing weir::Error with
 /// "<id> at <match>: <reason>" when the check fails and when the result is
 /// not a valid program (a faulty transformation or plugin).
 ApplyResult applyChecked(const ir::Program &program, const Transformation &t,

@@ -7,11 +7,13 @@
 namespace weir::workspace {
 namespace {
 
-/// Applies `id` at `m` with `params`, telling `listener`; returns 1.
+/// Applies `id` at `m` with `params` when its check accepts, telling
+/// `listener`; returns how many steps that made (1 or 0).
 int step(Workspace &ws, const char *id, const transforms::Match &m,
          const transforms::Params &params, const StepListener &listener) {
   std::size_t before = ws.current();
-  ws.apply(id, m, params);
+  if (!ws.tryApply(id, m, params))
+    return 0;
   if (listener)
     listener(ws.versions()[before], ws.versions()[ws.current()]);
   return 1;
@@ -25,15 +27,12 @@ int step(Workspace &ws, const char *id, const transforms::Match &m,
 int exhaust(Workspace &ws, const char *id, const StepListener &listener) {
   int applied = 0;
   for (;;) {
-    bool progress = false;
-    for (const transforms::Match &m : ws.matches(id)) {
-      if (!ws.check(id, m))
-        continue;
-      applied += step(ws, id, m, {}, listener);
-      progress = true;
-    }
-    if (!progress)
+    int pass = 0;
+    for (const transforms::Match &m : ws.matches(id))
+      pass += step(ws, id, m, {}, listener);
+    if (pass == 0)
       return applied;
+    applied += pass;
   }
 }
 
@@ -163,11 +162,10 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   for (const transforms::Match &m : ws.matches("expand")) {
     std::string impl = preferredImplementation(ws.program(), m);
     const transforms::Params params{{"implementation", impl}};
-    if (!impl.empty() && ws.check("expand", m, params))
+    if (!impl.empty())
       applied += step(ws, "expand", m, params, listener);
   }
-  if (ws.check("expand-all"))
-    applied += step(ws, "expand-all", {}, {}, listener);
+  applied += step(ws, "expand-all", {}, {}, listener);
   // Tier 2. GEMMs first: the bias fills of Gemm and Conv and the
   // elementwise maps right after them (bias, activation, residual add)
   // become epilogues, before map-fusion joins those maps to others and
@@ -197,16 +195,14 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
     const ir::Node *e = stateOf(ws.program(), m)->findNode(m.node("map"));
     auto last = std::int64_t(e->map().params.size()) - 1;
     const transforms::Params swap{{"first", last - 1}, {"second", last}};
-    if (ws.check("map-interchange", m, swap))
-      applied += step(ws, "map-interchange", m, swap, listener);
+    applied += step(ws, "map-interchange", m, swap, listener);
   }
   // Last, once nothing asks any more whether an intermediate is read
   // elsewhere: transients of one shape with disjoint lifetimes share a
   // buffer (ordering edges added where only the backend's order kept
   // them apart, as for the padding fills that have no inputs).
   const transforms::Params order{{"order", true}};
-  if (ws.check("buffer-reuse", {}, order))
-    applied += step(ws, "buffer-reuse", {}, order, listener);
+  applied += step(ws, "buffer-reuse", {}, order, listener);
   return applied;
 }
 

@@ -74,12 +74,14 @@ const ir::StateMemo *Workspace::memo() const {
   return memo_.get();
 }
 
-Version Workspace::derive(const ir::Program &from, const Step &step) const {
+std::optional<Version> Workspace::attempt(const ir::Program &from,
+                                          const Step &step,
+                                          transforms::CheckResult *refusal) const {
   auto t = transforms::requireTransformation(step.transformation);
   auto start = std::chrono::steady_clock::now();
-  transforms::ApplyResult r;
+  std::variant<transforms::CheckResult, transforms::ApplyResult> outcome;
   try {
-    r = transforms::applyChecked(from, *t, step.match, step.params);
+    outcome = transforms::applyIfAccepted(from, *t, step.match, step.params);
   } catch (const Error &) {
     throw;
   } catch (const Interrupted &) {
@@ -94,6 +96,12 @@ Version Workspace::derive(const ir::Program &from, const Step &step) const {
     throw Error(step.transformation + " at " + step.match.str() +
                 " failed with an exception that is not a std::exception");
   }
+  if (auto *refused = std::get_if<transforms::CheckResult>(&outcome)) {
+    if (refusal)
+      *refusal = std::move(*refused);
+    return std::nullopt;
+  }
+  transforms::ApplyResult &r = std::get<transforms::ApplyResult>(outcome);
   Version v;
   v.exactness = t->exactness();
   v.program = std::make_shared<const ir::Program>(std::move(r.program));
@@ -103,6 +111,15 @@ Version Workspace::derive(const ir::Program &from, const Step &step) const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   return v;
+}
+
+Version Workspace::derive(const ir::Program &from, const Step &step) const {
+  transforms::CheckResult refusal;
+  std::optional<Version> v = attempt(from, step, &refusal);
+  if (!v)
+    throw Error(step.transformation + " at " + step.match.str() + ": " +
+                refusal.reason);
+  return std::move(*v);
 }
 
 namespace {
@@ -123,21 +140,35 @@ Step labelled(const ir::Program &program, std::string_view transformation,
 
 const Version &Workspace::apply(std::string_view transformation,
                                 const Match &match, const Params &params) {
+  transforms::CheckResult refusal;
+  const Version *v = tryApply(transformation, match, params, &refusal);
+  if (!v)
+    throw Error(std::string(transformation) + " at " + match.str() + ": " +
+                refusal.reason);
+  return *v;
+}
+
+const Version *Workspace::tryApply(std::string_view transformation,
+                                   const Match &match, const Params &params,
+                                   transforms::CheckResult *refusal) {
   std::lock_guard lock(mutex_);
   std::size_t from = current_;
   {
     Busy busy(*this);
     std::shared_ptr<const ir::Program> base = programPtr();
     ir::UseStateMemo use(memo());
-    Version v = derive(*base, labelled(*base, transformation, match, params));
+    std::optional<Version> v = attempt(
+        *base, labelled(*base, transformation, match, params), refusal);
+    if (!v)
+      return nullptr;
     // Nothing above changed the workspace; from here nothing throws but
     // allocation.
     versions_.resize(current_ + 1);
-    versions_.push_back(std::move(v));
+    versions_.push_back(std::move(*v));
     current_ = versions_.size() - 1;
   }
   notify({ChangeKind::Applied, from, current_});
-  return versions_[current_];
+  return &versions_[current_];
 }
 
 void Workspace::undo() {

@@ -109,6 +109,14 @@ public:
   const Version &apply(std::string_view transformation,
                        const transforms::Match &match = {},
                        const transforms::Params &params = {});
+  /// apply(), except that a check that refuses is an answer, not an
+  /// error: returns nullptr (and the reason in `refusal` when given) with
+  /// the workspace unchanged. Checking and applying this way plans the step
+  /// once, where check() then apply() plans it twice.
+  const Version *tryApply(std::string_view transformation,
+                          const transforms::Match &match = {},
+                          const transforms::Params &params = {},
+                          transforms::CheckResult *refusal = nullptr);
 
   bool canUndo() const { return current_ > 0; }
   bool canRedo() const { return current_ + 1 < versions_.size(); }
@@ -146,7 +154,12 @@ private:
   /// Marks a change in progress; throws when one already is.
   class Busy;
   void notify(const Change &change) const;
-  /// The version `step` produces from `from`; throws and changes nothing.
+  /// The version `step` produces from `from`, or nullopt (with the reason
+  /// in `refusal`) when its check refuses; throws when the transformation
+  /// fails or its result does not validate. Changes nothing.
+  std::optional<Version> attempt(const ir::Program &from, const Step &step,
+                                 transforms::CheckResult *refusal) const;
+  /// attempt(), with a refusal thrown as weir::Error.
   Version derive(const ir::Program &from, const Step &step) const;
   /// The indexes of the current version's states, shared by every check
   /// and match on it (ir/state_memo.h); guarded by mutex_.

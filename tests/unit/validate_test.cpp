@@ -490,3 +490,25 @@ TEST(Validate, SubgraphDiagnosticsNameTheLibraryNode) {
               "container",
               {ReluIds::relu});
 }
+
+TEST(State, FindNodeFindsNodesOutOfIdOrder) {
+  // Nodes are usually in id order and found by binary search; an order a
+  // transformation changed must still find every node, and no other.
+  State s;
+  for (NodeId id : {1, 2, 3, 4, 5, 6, 7, 8}) {
+    Node n;
+    n.id = id;
+    s.nodes.push_back(n);
+  }
+  for (NodeId id = 1; id <= 8; ++id)
+    ASSERT_EQ(s.findNode(id)->id, id);
+  std::swap(s.nodes[1], s.nodes[6]);
+  std::rotate(s.nodes.begin(), s.nodes.begin() + 3, s.nodes.end());
+  for (NodeId id = 1; id <= 8; ++id) {
+    ASSERT_NE(s.findNode(id), nullptr) << id;
+    EXPECT_EQ(s.findNode(id)->id, id);
+    EXPECT_EQ(std::as_const(s).findNode(id)->id, id);
+  }
+  EXPECT_EQ(s.findNode(0), nullptr);
+  EXPECT_EQ(s.findNode(9), nullptr);
+}

@@ -167,6 +167,25 @@ TEST_F(WorkspaceTest, FailedApplyLeavesWorkspaceUntouched) {
       Error);
   expectUnchanged();
   EXPECT_FALSE(ws.check("fold-batchnorm", used).ok);
+  // tryApply answers a refusal with nullptr and the reason, and still
+  // throws for what is not a refusal.
+  transforms::CheckResult why;
+  EXPECT_EQ(ws.tryApply("fold-batchnorm", used, {}, &why), nullptr);
+  EXPECT_FALSE(why.ok);
+  EXPECT_EQ(why.reason, ws.check("fold-batchnorm", used).reason);
+  EXPECT_THROW(ws.tryApply("test-invalid"), Error);
+  EXPECT_THROW(ws.tryApply("no-such-transformation"), Error);
+  expectUnchanged();
+  // And an accepted step is the same version apply() makes.
+  Match next = ws.matches("fold-batchnorm").at(0);
+  const Version *v = ws.tryApply("fold-batchnorm", next);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v, &ws.versions()[ws.current()]);
+  EXPECT_EQ(events, 1);
+  std::uint64_t tried = ws.hash();
+  ws.undo();
+  ws.apply("fold-batchnorm", next);
+  EXPECT_EQ(ws.hash(), tried);
 }
 
 TEST_F(WorkspaceTest, ObserversHearEveryChange) {
