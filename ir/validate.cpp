@@ -1,6 +1,7 @@
 #include "ir/validate.h"
 
 #include "ir/error.h"
+#include "ir/interval.h"
 #include "ir/primitives.h"
 #include "ir/print.h"
 
@@ -13,81 +14,6 @@
 
 namespace weir::ir {
 namespace {
-
-/// Closed integer interval; used to bound memlet subsets over map ranges.
-struct Interval {
-  std::int64_t lo;
-  std::int64_t hi;
-};
-
-using IntervalEnv = std::map<std::string, Interval, std::less<>>;
-
-std::optional<Interval> boundOf(const Expr &e, const IntervalEnv &env) {
-  switch (e.kind()) {
-  case ExprKind::Const:
-    return Interval{*e.asConstant(), *e.asConstant()};
-  case ExprKind::Sym: {
-    auto it = env.find(e.symbolName());
-    if (it == env.end())
-      return std::nullopt;
-    return it->second;
-  }
-  default:
-    break;
-  }
-  std::vector<Interval> ops;
-  for (const Expr &o : e.operands()) {
-    auto b = boundOf(o, env);
-    if (!b)
-      return std::nullopt;
-    ops.push_back(*b);
-  }
-  // Large enough for any real tensor; keeps the arithmetic overflow-free.
-  constexpr std::int64_t kLimit = std::int64_t(1) << 40;
-  for (const Interval &i : ops)
-    if (i.lo < -kLimit || i.hi > kLimit)
-      return std::nullopt;
-  Interval r = ops[0];
-  for (std::size_t k = 1; k < ops.size(); ++k) {
-    const Interval &b = ops[k];
-    switch (e.kind()) {
-    case ExprKind::Add:
-      r = {r.lo + b.lo, r.hi + b.hi};
-      break;
-    case ExprKind::Mul: {
-      if (r.lo < -kLimit || r.hi > kLimit)
-        return std::nullopt;
-      std::int64_t c[4] = {r.lo * b.lo, r.lo * b.hi, r.hi * b.lo, r.hi * b.hi};
-      r = {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-      break;
-    }
-    case ExprKind::FloorDiv: {
-      if (b.lo != b.hi || b.lo <= 0)
-        return std::nullopt;
-      auto fdiv = [](std::int64_t a, std::int64_t d) {
-        std::int64_t q = a / d;
-        return (a % d != 0 && a < 0) ? q - 1 : q;
-      };
-      r = {fdiv(r.lo, b.lo), fdiv(r.hi, b.lo)};
-      break;
-    }
-    case ExprKind::Mod:
-      if (b.lo != b.hi || b.lo <= 0)
-        return std::nullopt;
-      r = {0, b.lo - 1};
-      break;
-    case ExprKind::Min:
-      r = {std::min(r.lo, b.lo), std::min(r.hi, b.hi)};
-      break;
-    case ExprKind::Max:
-      r = {std::max(r.lo, b.lo), std::max(r.hi, b.hi)};
-      break;
-    default:
-      return std::nullopt;
-    }
-  }
-  return r;
-}
 
 class Validator {
 public:
@@ -655,6 +581,27 @@ std::string Diagnostic::str() const {
 
 std::vector<Diagnostic> validate(const Program &program) {
   return Validator(program).run();
+}
+
+void requireRunnable(const Program &program) {
+  std::vector<Diagnostic> diagnostics = validate(program);
+  if (hasErrors(diagnostics)) {
+    std::string message = "program '" + program.name + "' is invalid:";
+    int errors = 0;
+    for (const Diagnostic &d : diagnostics)
+      if (d.severity == Severity::Error && ++errors <= 3)
+        message += (errors > 1 ? "; " : " ") + d.str();
+    if (errors > 3)
+      message += " (and " + std::to_string(errors - 3) + " more errors)";
+    throw Error(message);
+  }
+  if (auto it = program.metadata.find(kShapesUnverified);
+      it != program.metadata.end())
+    throw Error("program '" + program.name +
+                "' cannot run: the shapes its model declares were not "
+                "verified (" + it->second +
+                "); a buffer sized from an unverified shape could be "
+                "indexed past its end");
 }
 
 bool hasErrors(const std::vector<Diagnostic> &diagnostics) {

@@ -7,6 +7,7 @@
 #include "ir/program.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace weir::ir {
@@ -31,5 +32,15 @@ std::vector<Diagnostic> validate(const Program &program);
 
 /// True when any diagnostic is an error.
 bool hasErrors(const std::vector<Diagnostic> &diagnostics);
+
+/// Program metadata an importer sets when it could not verify the shapes
+/// the model declares (ONNX shape inference stopped early); its value says
+/// why. Such a program can be viewed and transformed, not run.
+inline constexpr std::string_view kShapesUnverified = "shapes_unverified";
+
+/// Throws weir::Error unless `program` may run: it validates (the message
+/// names the first three errors) and nothing marks its shapes unverified.
+/// Every backend and the interpreter call it before anything else.
+void requireRunnable(const Program &program);
 
 } // namespace weir::ir

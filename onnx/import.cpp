@@ -1,8 +1,10 @@
 #include "onnx/import.h"
 
 #include "ir/error.h"
+#include "ir/validate.h"
 #include "onnx/model_file.h"
 #include "onnx/op_catalog.h"
+#include "onnx/shape_consistency.h"
 #include "onnx/tensor_data.h"
 
 #include <onnx/checker.h>
@@ -14,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace weir::onnx_import {
@@ -220,6 +223,8 @@ private:
       report_.notes.push_back("the type of value " + quote(name) +
                               " could not be inferred; imported as an f32 "
                               "scalar placeholder");
+      if (report_.unverifiedShapes.empty())
+        report_.unverifiedShapes = report_.notes.back();
       p_.addContainer(std::move(c));
       return;
     }
@@ -241,9 +246,13 @@ private:
     if (tt.has_shape())
       c.shape = shapeOf(name, tt.shape());
     else
+    {
       report_.notes.push_back("the rank of value " + quote(name) +
                               " could not be inferred; imported as a scalar "
                               "placeholder");
+      if (report_.unverifiedShapes.empty())
+        report_.unverifiedShapes = report_.notes.back();
+    }
     p_.addContainer(std::move(c));
   }
 
@@ -452,8 +461,15 @@ ImportResult importModel(const std::filesystem::path &path,
               onnx::shape_inference::InferShapes(
                   model, onnx::OpSchemaRegistry::Instance(), si);
             },
-            what))
+            what)) {
+      // A declaration that contradicts the operators is refused outright;
+      // any other stop leaves the shapes unverified: the program can be
+      // looked at and transformed, not run (ir::requireRunnable).
+      if (std::optional<std::string> mismatch = declaredShapeMismatch(model))
+        throw Error(*mismatch);
       report.notes.push_back("shape inference stopped early: " + what);
+      report.unverifiedShapes = report.notes.back();
+    }
 
     std::map<std::string, int> opsets;
     for (const onnx::OperatorSetIdProto &o : model.opset_import())
@@ -473,6 +489,8 @@ ImportResult importModel(const std::filesystem::path &path,
     p.metadata["opset"] = std::to_string(report.opset);
     if (report.originalOpset != report.opset)
       p.metadata["original_opset"] = std::to_string(report.originalOpset);
+    if (!report.unverifiedShapes.empty())
+      p.metadata[std::string(ir::kShapesUnverified)] = report.unverifiedShapes;
     return result;
   } catch (const Error &e) {
     throw Error(file + ": " + e.what());

@@ -35,6 +35,11 @@ struct ImportReport {
   /// complaints that did not stop the import, values whose shapes could not
   /// be inferred.
   std::vector<std::string> notes;
+  /// Why the model's shapes could not be verified ("" when they were):
+  /// shape inference stopped early, or a value's type or rank could not be
+  /// inferred. The program then carries ir::kShapesUnverified and can be
+  /// viewed and transformed, not run.
+  std::string unverifiedShapes;
   int originalOpset = 0; ///< default-domain opset in the file
   int opset = 0;         ///< after any upgrade
 };

@@ -49,6 +49,7 @@ struct RunOptions {
   bool interpreter = false; ///< run on the reference interpreter only
   bool check = false;       ///< also run the interpreter and compare
   bool profile = false;     ///< time each loop nest; print the slowest
+  bool checked = false;     ///< bounds-check every access in generated code
 };
 
 } // namespace
@@ -89,6 +90,9 @@ const CommandSpec &runSpec() {
         "mismatch)"},
        {"--interpreter", K::Flag, "",
         "run on the reference interpreter instead"},
+       {"--checked", K::Flag, "",
+        "bounds-check every load and store in the generated code, not only "
+        "those not proven in bounds (for debugging; slower)"},
        {"--profile", K::Flag, "",
         "time every loop nest and library call; print the slowest"}}};
   return spec;
@@ -129,6 +133,7 @@ RunOptions parse(const Args &args) {
   o.repeat = static_cast<int>(a.count("--repeat").value_or(1));
   o.interpreter = a.flag("--interpreter");
   o.check = a.flag("--check");
+  o.checked = a.flag("--checked");
   o.profile = a.flag("--profile");
   o.saveDir = a.text("--save-outputs").value_or("");
   return o;
@@ -225,6 +230,7 @@ int runCommand(const Args &args) {
     co.threads = o.threads;
     co.gemm = o.gemm;
     co.profile = o.profile;
+    co.lower.checkAllAccesses = o.checked;
     co.keepLLVMIR = false;
     auto start = Clock::now();
     std::optional<codegen::Executable> compiled;

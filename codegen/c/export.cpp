@@ -437,7 +437,7 @@ public:
       line("const int64_t " + names_.get('i', f_.symbols[i]) + " = symbols[" +
            std::to_string(i) + "];");
     line("std::atomic<int> weir_status{0}; // 1 after an integer division by "
-         "zero");
+         "zero, 3 after an access out of bounds");
     declareLocals(0);
     if (f_.body)
       stmt(*f_.body);
@@ -503,6 +503,24 @@ private:
   }
 
   // Index expressions (ir::Expr), in int64_t.
+  /// Whether a guarded access is in bounds: its dimensions' weir_check
+  /// calls (preamble), joined by &&.
+  std::string checks(const BoundsGuard &g) {
+    std::string what = "\"";
+    for (char ch : g.what) {
+      if (ch == '"' || ch == '\\')
+        what += '\\';
+      what += (ch == '\n' ? ' ' : ch);
+    }
+    what += "\"";
+    std::string out = "(";
+    for (std::size_t d = 0; d < g.index.size(); ++d)
+      out += (d ? " && " : "") + std::string("weir_check(") +
+             index(g.index[d]) + ", " + index(g.extent[d]) + ", " +
+             std::to_string(d) + ", " + what + ", weir_status)";
+    return out + ")";
+  }
+
   std::string index(const ir::Expr &e) {
     switch (e.kind()) {
     case ir::ExprKind::Const: {
@@ -590,6 +608,9 @@ private:
       DType t = bufferType(v.name);
       std::string element =
           names_.get('b', v.name) + "[" + index(v.index) + "]";
+      if (v.guard)
+        element = "(" + checks(*v.guard) + " ? " + element + " : " +
+                  storageType(t) + "{})";
       Code c{element};
       if (t == DType::F16)
         c = {"weir_f16_to_f32(" + element + ")"};
@@ -731,7 +752,8 @@ private:
     case StmtKind::Store: {
       DType t = bufferType(s.buffer);
       Code c = convert(value(*s.value), s.value->type, t);
-      line(names_.get('b', s.buffer) + "[" + index(s.index) +
+      line((s.guard ? "if (" + checks(*s.guard) + ") " : std::string()) +
+           names_.get('b', s.buffer) + "[" + index(s.index) +
            "] = " + encode(c, t) + ";");
       return;
     }

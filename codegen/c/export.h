@@ -16,8 +16,10 @@
 /// a dense array of its dtype (f16 and bf16 as their uint16_t bit patterns,
 /// bool as one byte per element); outputs must be zero-filled by the caller,
 /// as the JIT and the interpreter start them. `symbols` follow
-/// LoopFunction::symbols. It returns 0, or 1 when an integer division or
-/// remainder by zero happened (the outputs are then unspecified).
+/// LoopFunction::symbols. It returns 0; 1 when an integer division or
+/// remainder by zero happened; 3 when a bounds guard (loop_ir.h,
+/// BoundsGuard) stopped an access outside its container, which it also
+/// describes on stderr. The outputs are then unspecified.
 ///
 /// Each loop nest or library call lowered from a node starts with a comment
 /// `// node: <label>` (the Stmt's label; nested loops from the same node

@@ -222,6 +222,24 @@ inline void weir_sgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
     }
 }
 
+// A bounds guard, where Weir could not prove an access inside its
+// container: whether `index` lies in [0, extent). When it does not, the
+// access is skipped, the run's `status` becomes 3 (unless it already
+// failed) and the first such access is described on stderr.
+inline bool weir_check(int64_t index, int64_t extent, int dim,
+                       const char *what, std::atomic<int> &status) {
+  if (index >= 0 && index < extent)
+    return true;
+  int none = 0;
+  if (status.compare_exchange_strong(none, 3))
+    std::fprintf(stderr,
+                 "weir: %s is out of bounds in dimension %d: index %lld "
+                 "outside [0, %lld)\n",
+                 what, dim, static_cast<long long>(index),
+                 static_cast<long long>(extent));
+  return false;
+}
+
 // A zero-filled, 64-byte-aligned block of `count` elements.
 inline void *weir_alloc(int64_t count, size_t elementSize) {
   size_t bytes = size_t(count > 0 ? count : 0) * elementSize;

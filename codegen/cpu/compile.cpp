@@ -91,7 +91,8 @@ std::string cacheKey(const ir::Program &p, const CompileOptions &o) {
   return ir::hashHex(ir::structuralHash(p)) +
          (o.lower.parallelizeSequentialMaps ? "/par" : "/seq") + "/min" +
          std::to_string(o.lower.minParallelIterations) +
-         (o.profile ? "/profile" : "") + (o.keepLLVMIR ? "/ir" : "");
+         (o.profile ? "/profile" : "") + (o.keepLLVMIR ? "/ir" : "") +
+         (o.lower.checkAllAccesses ? "/checked" : "");
 }
 
 std::shared_ptr<Compiled> compileFresh(const ir::Program &program,
@@ -298,6 +299,8 @@ interp::TensorMap Executable::run(const interp::TensorMap &inputs,
   }
   if (rt.error == cpu::kErrorIntegerDivisionByZero)
     throw Error("program '" + p.name + "' divided an integer by zero");
+  if (rt.error == cpu::kErrorOutOfBounds)
+    throw Error("program '" + p.name + "': " + rt.failure);
   if (rt.error == cpu::kErrorOutOfMemory)
     throw Error("program '" + p.name +
                 "' ran out of memory allocating its transients");

@@ -61,6 +61,12 @@ private:
   llvm::Value *index(const ir::Expr &e);
   llvm::Value *value(const Value &v);
   llvm::Value *loadValue(const Value &v);
+  /// The unchecked load of a Load value.
+  llvm::Value *rawLoad(const Value &v);
+  /// Emits the checks of `g`: where one fails, reports it to the runtime
+  /// (weir_out_of_bounds) and branches to `skip`. Returns the block that
+  /// reports; the builder is left where every index is in bounds.
+  llvm::BasicBlock *checkBounds(const BoundsGuard &g, llvm::BasicBlock *skip);
   llvm::Value *storeBits(DType t, llvm::Value *v);
   llvm::Value *castValue(DType from, DType to, llvm::Value *v);
   llvm::Value *binaryValue(const Value &v);

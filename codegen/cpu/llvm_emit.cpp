@@ -365,9 +365,18 @@ void Emitter::emitAllocate(const Stmt &s) {
 void Emitter::emitStore(const Stmt &s) {
   llvm::Value *v = value(*s.value);
   llvm::Value *bits = storeBits(s.value->type, v);
+  llvm::BasicBlock *skip = nullptr;
+  if (s.guard) {
+    skip = llvm::BasicBlock::Create(ctx_, "guarded", scope_.fn);
+    checkBounds(*s.guard, skip);
+  }
   llvm::Value *addr =
       b_.CreateGEP(memType(s.value->type), buffer(s.buffer), index(s.index));
   b_.CreateStore(bits, addr);
+  if (skip) {
+    b_.CreateBr(skip);
+    b_.SetInsertPoint(skip);
+  }
 }
 
 void Emitter::emitCall(const Stmt &s) {

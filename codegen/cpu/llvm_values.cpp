@@ -108,7 +108,57 @@ llvm::Value *Emitter::value(const Value &v) {
   throw Error("unknown loop IR value kind");
 }
 
+llvm::BasicBlock *Emitter::checkBounds(const BoundsGuard &g,
+                                       llvm::BasicBlock *skip) {
+  // One unsigned comparison per dimension covers both ends: a negative
+  // index is a huge unsigned one.
+  std::vector<llvm::Value *> idx, ext, ok;
+  llvm::Value *all = b_.getTrue();
+  for (std::size_t d = 0; d < g.index.size(); ++d) {
+    idx.push_back(index(g.index[d]));
+    ext.push_back(index(g.extent[d]));
+    ok.push_back(b_.CreateICmpULT(idx.back(), ext.back()));
+    all = b_.CreateAnd(all, ok.back());
+  }
+  auto *fail = llvm::BasicBlock::Create(ctx_, "outofbounds", scope_.fn);
+  auto *pass = llvm::BasicBlock::Create(ctx_, "inbounds", scope_.fn);
+  b_.CreateCondBr(all, pass, fail);
+  b_.SetInsertPoint(fail);
+  // The first dimension that fails, its index and its extent.
+  llvm::Value *dim = b_.getInt64(0), *at = b_.getInt64(0),
+              *size = b_.getInt64(0);
+  for (std::size_t d = g.index.size(); d-- > 0;) {
+    llvm::Value *bad = b_.CreateNot(ok[d]);
+    dim = b_.CreateSelect(bad, b_.getInt64(d), dim);
+    at = b_.CreateSelect(bad, idx[d], at);
+    size = b_.CreateSelect(bad, ext[d], size);
+  }
+  llvm::Value *what = b_.CreateGlobalStringPtr(g.what, "guard");
+  b_.CreateCall(runtime("weir_out_of_bounds", b_.getVoidTy(),
+                        {ptr(), ptr(), i64(), i64(), i64()}),
+                {scope_.rt, what, dim, at, size});
+  b_.CreateBr(skip);
+  b_.SetInsertPoint(pass);
+  return fail;
+}
+
 llvm::Value *Emitter::loadValue(const Value &v) {
+  if (!v.guard)
+    return rawLoad(v);
+  // A load that fails its check gives 0 (the run then reports the error).
+  auto *skip = llvm::BasicBlock::Create(ctx_, "guarded", scope_.fn);
+  llvm::BasicBlock *fail = checkBounds(*v.guard, skip);
+  llvm::Value *loaded = rawLoad(v);
+  llvm::BasicBlock *loadedIn = b_.GetInsertBlock();
+  b_.CreateBr(skip);
+  b_.SetInsertPoint(skip);
+  llvm::PHINode *phi = b_.CreatePHI(loaded->getType(), 2);
+  phi->addIncoming(loaded, loadedIn);
+  phi->addIncoming(llvm::Constant::getNullValue(loaded->getType()), fail);
+  return phi;
+}
+
+llvm::Value *Emitter::rawLoad(const Value &v) {
   llvm::Value *addr =
       b_.CreateGEP(memType(v.type), buffer(v.name), index(v.index));
   llvm::Value *raw = b_.CreateLoad(memType(v.type), addr);

@@ -120,6 +120,18 @@ void weir_error(RunContext *rt, std::int32_t code) {
   std::atomic_ref<std::int32_t>(rt->error).store(code);
 }
 
+/// A bounds guard failed (loop_ir.h, BoundsGuard): the access was not
+/// made; the first failure of the run is the one reported.
+void weir_out_of_bounds(RunContext *rt, const char *what, std::int64_t dim,
+                        std::int64_t index, std::int64_t extent) {
+  if (std::atomic_ref<std::int32_t>(rt->failureClaimed).exchange(1) != 0)
+    return;
+  rt->failure = std::string(what) + " is out of bounds in dimension " +
+                std::to_string(dim) + ": index " + std::to_string(index) +
+                " outside [0, " + std::to_string(extent) + ")";
+  weir_error(rt, kErrorOutOfBounds);
+}
+
 void weir_parallel_for(RunContext *rt, std::int64_t count,
                        runtime::ThreadPool::Body body, void *env) {
   rt->pool->parallelFor(count, body, env);
@@ -144,6 +156,7 @@ const RuntimeSymbol kSymbols[] = {
     {"weir_profile_enter", reinterpret_cast<void *>(&weir_profile_enter)},
     {"weir_profile_exit", reinterpret_cast<void *>(&weir_profile_exit)},
     {"weir_error", reinterpret_cast<void *>(&weir_error)},
+    {"weir_out_of_bounds", reinterpret_cast<void *>(&weir_out_of_bounds)},
     {"weir_parallel_for", reinterpret_cast<void *>(&weir_parallel_for)},
     {"weir_sgemm", reinterpret_cast<void *>(&weir_sgemm)},
     {"weir_round_f16", reinterpret_cast<void *>(&weir_round_f16)},

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace weir::codegen::cpu {
 
@@ -39,11 +40,16 @@ struct RunContext {
   /// Gemm primitives run on Weir's micro-kernel (codegen/cpu/sgemm.h)
   /// rather than OpenBLAS.
   bool weirGemm = false;
+  /// The first access a bounds guard stopped (kErrorOutOfBounds), as a
+  /// message; `failureClaimed` (set atomically) says one was written.
+  std::int32_t failureClaimed = 0;
+  std::string failure;
 };
 
 /// Error codes the generated code reports.
 inline constexpr std::int32_t kErrorIntegerDivisionByZero = 1;
 inline constexpr std::int32_t kErrorOutOfMemory = 2;
+inline constexpr std::int32_t kErrorOutOfBounds = 3;
 
 /// What generated code calls to allocate a transient (64-byte aligned,
 /// cleared when `zero`, from rt->blocks when it has a block of the size)

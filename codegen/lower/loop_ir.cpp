@@ -63,10 +63,12 @@ ValuePtr intLiteral(ir::DType type, std::uint64_t bits) {
   return v;
 }
 
-ValuePtr load(ir::DType type, std::string buffer, ir::Expr index) {
+ValuePtr load(ir::DType type, std::string buffer, ir::Expr index,
+              GuardPtr guard) {
   auto v = make(ValueKind::Load, type);
   v->name = std::move(buffer);
   v->index = std::move(index);
+  v->guard = std::move(guard);
   return v;
 }
 
@@ -167,11 +169,13 @@ StmtPtr allocate(std::string buffer, ir::DType dtype, ir::Expr size,
   return s;
 }
 
-StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value) {
+StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value,
+              GuardPtr guard) {
   auto s = makeStmt(StmtKind::Store);
   s->buffer = std::move(buffer);
   s->index = std::move(index);
   s->value = std::move(value);
+  s->guard = std::move(guard);
   return s;
 }
 
@@ -227,7 +231,9 @@ std::string print(const Value &v) {
   case ValueKind::Literal:
     return literalText(v);
   case ValueKind::Load:
-    return v.name + "[" + v.index.str() + "]";
+    // A checked access reads `checked A[...]`.
+    return std::string(v.guard ? "checked " : "") + v.name + "[" +
+           v.index.str() + "]";
   case ValueKind::Local:
     return v.name;
   case ValueKind::Unary:
@@ -289,7 +295,8 @@ void printTo(const Stmt &s, int indent, std::string &out) {
     out.append(pad).append("}\n");
     return;
   case StmtKind::Store:
-    out.append(pad).append(s.buffer).append("[").append(s.index.str());
+    out.append(pad).append(s.guard ? "checked " : "").append(s.buffer);
+    out.append("[").append(s.index.str());
     out.append("] = ").append(print(*s.value)).append("\n");
     return;
   case StmtKind::Assign:

@@ -40,6 +40,22 @@ enum class ValueKind : std::uint8_t {
 struct Value;
 using ValuePtr = std::shared_ptr<const Value>;
 
+/// A bounds check on an access that lowering could not prove in bounds
+/// (codegen/lower/bounds_proof.h), or on every access when lowering is
+/// asked to check them all. Each index must lie in [0, extent). An access
+/// that fails is not made (a load gives 0); the run records the failure
+/// and ends with an error naming `what`, the dimension, the index and the
+/// extent. Guards never let generated code touch memory outside a buffer.
+struct BoundsGuard {
+  std::vector<ir::Expr> index;  ///< per dimension of the container
+  std::vector<ir::Expr> extent; ///< the container's shape
+  /// The access, as the interpreter names it: "tasklet 'conv2.im2col'
+  /// input 'x' through edge 99 (conv2_padded[n, c, k0 + o0, k1 + o1]) of
+  /// container 'conv2_padded' f32[1, 16, 18, 18]".
+  std::string what;
+};
+using GuardPtr = std::shared_ptr<const BoundsGuard>;
+
 struct Value {
   ValueKind kind = ValueKind::Literal;
   ir::DType type = ir::DType::F32;
@@ -47,6 +63,7 @@ struct Value {
   std::uint64_t bits = 0; ///< Literal of an integer type (wrapped) or bool
   std::string name;       ///< Load: buffer; Local: local name
   ir::Expr index;         ///< Load: element offset
+  GuardPtr guard;         ///< Load: its bounds check; null when proven
   ir::tasklet::UnaryOp unaryOp = ir::tasklet::UnaryOp::Neg;
   ir::tasklet::BinaryOp binaryOp = ir::tasklet::BinaryOp::Add;
   ir::tasklet::Func func = ir::tasklet::Func::Exp;
@@ -57,7 +74,8 @@ struct Value {
 
 ValuePtr floatLiteral(ir::DType type, double value);
 ValuePtr intLiteral(ir::DType type, std::uint64_t bits);
-ValuePtr load(ir::DType type, std::string buffer, ir::Expr index);
+ValuePtr load(ir::DType type, std::string buffer, ir::Expr index,
+              GuardPtr guard = nullptr);
 ValuePtr local(ir::DType type, std::string name);
 ValuePtr unary(ir::tasklet::UnaryOp op, ValuePtr a);
 /// Arithmetic (result type of the operands) or comparison/logical (bool).
@@ -128,6 +146,7 @@ struct Stmt {
   /// element before reading any (codegen/lower/first_touch.h).
   bool zeroFill = true;
   ir::Expr index;            ///< Store: element offset
+  GuardPtr guard;            ///< Store: its bounds check; null when proven
   ValuePtr value;            ///< Store, Assign: value; If: condition
   std::string callee;        ///< Call
   std::vector<CallArg> args; ///< Call
@@ -142,7 +161,8 @@ StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
                 std::string label = "");
 StmtPtr allocate(std::string buffer, ir::DType dtype, ir::Expr size,
                  std::vector<StmtPtr> body, bool zeroFill = true);
-StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value);
+StmtPtr store(std::string buffer, ir::Expr index, ValuePtr value,
+              GuardPtr guard = nullptr);
 StmtPtr assign(std::string var, ValuePtr value);
 StmtPtr ifThen(ValuePtr cond, std::vector<StmtPtr> body);
 StmtPtr callStmt(std::string callee, std::vector<CallArg> args,

@@ -27,17 +27,7 @@ using Names = std::set<std::string, std::less<>>;
 /// Throws weir::Error naming the first three validation errors, or the
 /// first node lowering cannot express.
 void checkLowerable(const ir::Program &program) {
-  std::vector<ir::Diagnostic> diagnostics = ir::validate(program);
-  if (ir::hasErrors(diagnostics)) {
-    std::string message = "program '" + program.name + "' is invalid:";
-    int errors = 0;
-    for (const ir::Diagnostic &d : diagnostics)
-      if (d.severity == ir::Severity::Error && ++errors <= 3)
-        message += (errors > 1 ? "; " : " ") + d.str();
-    if (errors > 3)
-      message += " (and " + std::to_string(errors - 3) + " more errors)";
-    throw Error(message);
-  }
+  ir::requireRunnable(program);
   for (const ir::State &s : program.states)
     for (const ir::Node &n : s.nodes)
       if (auto why = lowering::unlowerable(n))

@@ -40,6 +40,9 @@ struct LowerOptions {
   /// nanoseconds. Tests lower it to exercise parallel loops on small
   /// programs.
   std::int64_t minParallelIterations = 32768;
+  /// Guard every load and store (`weir run --checked`), not only those the
+  /// bounds proof cannot show in bounds (bounds_proof.h).
+  bool checkAllAccesses = false;
 };
 
 /// Throws weir::Error listing the problems when the program does not

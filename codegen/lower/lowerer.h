@@ -6,6 +6,7 @@
 /// lower.cpp runs it as one of its named steps; translate.cpp defines it,
 /// lower_gemm.cpp its gemm and epilogue part.
 
+#include "codegen/lower/bounds_proof.h"
 #include "codegen/lower/loop_ir.h"
 #include "codegen/lower/lower.h"
 #include "codegen/lower/parallel_proof.h"
@@ -85,6 +86,11 @@ private:
   const std::string &buffer(const std::string &container) const;
   void noteAccess(const std::string &container,
                   const std::vector<ir::Expr> &index, bool write);
+  /// The bounds guard an access of `container` at `index` needs: null when
+  /// the proof shows it in bounds (and not every access is to be checked).
+  /// `what` names the access for the message (BoundsGuard::what).
+  GuardPtr guard(const std::string &container,
+                 const std::vector<ir::Expr> &index, const std::string &what);
   static std::string localName(NodeId tasklet, const std::string &name) {
     return "t" + std::to_string(tasklet) + "_" + name;
   }
@@ -93,6 +99,7 @@ private:
   const LowerOptions &opt_;
   Subst subst_;
   std::set<std::string, std::less<>> enclosing_; ///< loop vars in scope
+  BoundsProof bounds_; ///< the ranges of the loops in scope
   std::set<std::string, std::less<>> written_;
   /// Accesses of the map scopes being lowered, innermost last.
   std::vector<AccessLog *> logs_;

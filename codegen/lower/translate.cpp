@@ -96,6 +96,29 @@ ir::Expr Lowerer::flatten(const std::string &container,
   return flat;
 }
 
+GuardPtr Lowerer::guard(const std::string &container,
+                        const std::vector<ir::Expr> &index,
+                        const std::string &what) {
+  const ir::Container &c = program_.container(container);
+  std::vector<ir::Expr> extent;
+  bool proven = !opt_.checkAllAccesses && index.size() == c.shape.size();
+  for (std::size_t d = 0; d < c.shape.size(); ++d) {
+    extent.push_back(subst(c.shape[d]));
+    proven = proven && bounds_.inBounds(index[d], extent.back());
+  }
+  if (proven)
+    return nullptr;
+  auto g = std::make_shared<BoundsGuard>();
+  g->index = index;
+  g->extent = std::move(extent);
+  g->what = what + " of container '" + container + "' " +
+            std::string(ir::dtypeName(c.dtype)) + "[";
+  for (std::size_t d = 0; d < c.shape.size(); ++d)
+    g->what += (d ? ", " : "") + c.shape[d].str();
+  g->what += "]";
+  return g;
+}
+
 std::vector<ir::Expr> Lowerer::pointIndex(const ir::Node &n, const ir::Edge &e,
                                           const std::string &conn) {
   const ir::Container &c = program_.container(e.memlet.container);
@@ -238,8 +261,14 @@ void Lowerer::lowerTasklet(const ir::StateView &plan, const ir::Node &n,
       if (ValuePtr literal = scalarConstant(program_.container(name)))
         value = cast(c.dtype, literal);
       else
-        value = cast(c.dtype, load(program_.container(name).dtype, buffer(name),
-                                   flatten(name, index)));
+        value = cast(
+            c.dtype,
+            load(program_.container(name).dtype, buffer(name),
+                 flatten(name, index),
+                 guard(name, index,
+                       ir::describe(n) + " input '" + c.name +
+                           "' through edge " + std::to_string(edge.id) +
+                           " (" + edge.memlet.str() + ")")));
     }
     out.push_back(assign(localName(n.id, c.name), value));
   }
@@ -260,12 +289,16 @@ void Lowerer::lowerTasklet(const ir::StateView &plan, const ir::Node &n,
       std::vector<ir::Expr> index = pointIndex(n, *e, c.name);
       noteAccess(name, index, true);
       ir::Expr flat = flatten(name, index);
+      GuardPtr checked =
+          guard(name, index,
+                ir::describe(n) + " output '" + c.name + "' through edge " +
+                    std::to_string(e->id) + " (" + e->memlet.str() + ")");
       ValuePtr value =
           cast(target.dtype, local(c.dtype, localName(n.id, c.name)));
       if (e->memlet.wcr)
-        value = combine(*e->memlet.wcr, load(target.dtype, buffer(name), flat),
-                        value);
-      out.push_back(store(buffer(name), flat, value));
+        value = combine(*e->memlet.wcr,
+                        load(target.dtype, buffer(name), flat, checked), value);
+      out.push_back(store(buffer(name), flat, value, checked));
     }
 }
 
@@ -311,6 +344,7 @@ void Lowerer::lowerCopies(const ir::StateView &plan, const ir::Node &n,
       ir::Expr x = ir::Expr::symbol(v);
       namedIndex.push_back(x);
       const ir::Range &r = subset.dims[d];
+      bounds_.enter(v, {subst(r.begin), subst(r.end), subst(r.step)});
       count = count * subst(r.size()) +
               ir::floorDiv(x - subst(r.begin), subst(r.step));
     }
@@ -333,18 +367,24 @@ void Lowerer::lowerCopies(const ir::StateView &plan, const ir::Node &n,
     noteAccess(from, srcIndex, false);
     noteAccess(to, dstIndex, true);
     ir::Expr dstFlat = flatten(to, dstIndex);
-    ValuePtr value =
-        cast(dstC.dtype, load(program_.container(from).dtype, buffer(from),
-                              flatten(from, srcIndex)));
+    std::string copying = "edge " + std::to_string(e->id) + " (" +
+                          e->memlet.str() + ") copying '" + from + "' to '" +
+                          to + "'";
+    GuardPtr dstGuard = guard(to, dstIndex, copying + ", writing");
+    ValuePtr value = cast(
+        dstC.dtype, load(program_.container(from).dtype, buffer(from),
+                         flatten(from, srcIndex),
+                         guard(from, srcIndex, copying + ", reading")));
     if (e->memlet.wcr)
-      value =
-          combine(*e->memlet.wcr, load(dstC.dtype, buffer(to), dstFlat), value);
-    StmtPtr body = store(buffer(to), dstFlat, value);
+      value = combine(*e->memlet.wcr,
+                      load(dstC.dtype, buffer(to), dstFlat, dstGuard), value);
+    StmtPtr body = store(buffer(to), dstFlat, value, dstGuard);
     for (std::size_t d = subset.dims.size(); d-- > 0;) {
       const ir::Range &r = subset.dims[d];
       body = forLoop(vars[d], subst(r.begin), subst(r.end), subst(r.step),
                      ForKind::Serial, {body}, "copy " + from + " -> " + to);
       enclosing_.erase(vars[d]);
+      bounds_.leave(vars[d]);
     }
     out.push_back(body);
   }
@@ -362,6 +402,7 @@ void Lowerer::lowerMap(const ir::StateView &plan, const ir::Node &entry,
     std::string v = freshLoopVar(m.params[d]);
     vars.push_back(v);
     enclosing_.insert(v);
+    bounds_.enter(v, ranges.back());
     subst_[m.params[d]] = ir::Expr::symbol(v);
   }
   MapLoops loops;
@@ -417,6 +458,7 @@ void Lowerer::lowerMap(const ir::StateView &plan, const ir::Node &entry,
                 kinds[d], std::move(body), entry.label);
     body = {loop};
     enclosing_.erase(vars[d]);
+    bounds_.leave(vars[d]);
   }
   subst_ = saved;
   out.insert(out.end(), body.begin(), body.end());

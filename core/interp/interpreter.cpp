@@ -118,17 +118,7 @@ struct Interpreter::Impl {
 Interpreter::Impl::Impl(const ir::Program &p, TensorMap inputs,
                         InterpretOptions options)
     : program(p) {
-  std::vector<ir::Diagnostic> diagnostics = ir::validate(program);
-  if (ir::hasErrors(diagnostics)) {
-    std::string message = "program '" + program.name + "' is invalid:";
-    int errors = 0;
-    for (const ir::Diagnostic &d : diagnostics)
-      if (d.severity == ir::Severity::Error && ++errors <= 3)
-        message += (errors > 1 ? "; " : " ") + d.str();
-    if (errors > 3)
-      message += " (and " + std::to_string(errors - 3) + " more errors)";
-    throw Error(message);
-  }
+  ir::requireRunnable(program);
   checkRunnable();
   bindSymbols(inputs, std::move(options.symbols));
   allocate(std::move(inputs));

@@ -538,6 +538,45 @@ TEST(CExport, IntegerDivisionByZeroIsReported) {
   EXPECT_EQ(runExport(lib, p, f, in, {}, out), 0);
 }
 
+TEST(CExport, AnAccessOutOfBoundsIsStoppedAndReported) {
+  // y[i] = a[i] over i in [0, 6) reads a (4 elements) past its end; both
+  // maps name their parameter i, so only lowering's proof sees it, and it
+  // guards the read (codegen/lower/bounds_proof.h).
+  SKIP_WITHOUT_GXX();
+  Program p;
+  p.name = "past_the_end";
+  State &s = p.states.emplace_back();
+  s.name = "main";
+  p.addContainer(argument("x", DType::F32, {4}));
+  Container a = argument("a", DType::F32, {4});
+  a.transient = true;
+  p.addContainer(a);
+  p.addContainer(argument("y", DType::F32, {6}));
+  p.inputs = {"x"};
+  p.outputs = {"y"};
+  AccessNodes access;
+  Expr i = Expr::symbol("i");
+  addMappedTasklet(p, s, "fill", {"i"}, {Range(0, 4)}, {{"v", "x", {i}}},
+                   "o = v", {{"o", "a", {i}, std::nullopt}}, access);
+  addMappedTasklet(p, s, "read", {"i"}, {Range(0, 6)}, {{"v", "a", {i}}},
+                   "o = v", {{"o", "y", {i}, std::nullopt}}, access);
+  LoopFunction f = lower(p);
+  CompiledExport lib(f);
+  ASSERT_EQ(lib.error(), "");
+  EXPECT_NE(lib.source().find("weir_check("), std::string::npos);
+  TensorMap in = {{"x", randomTensor(DType::F32, 4, 1)}}, out;
+  EXPECT_EQ(runExport(lib, p, f, in, {}, out), 3);
+  // Within bounds, the same guard passes.
+  for (Node &n : p.states[0].nodes)
+    if (n.kind == NodeKind::MapEntry && n.label == "read")
+      n.map().ranges[0] = Range(0, 4);
+  LoopFunction inside = lower(p, {.checkAllAccesses = true});
+  CompiledExport checked(inside);
+  ASSERT_EQ(checked.error(), "");
+  EXPECT_EQ(runExport(checked, p, inside, in, {}, out), 0);
+  EXPECT_EQ(out.at("y").getAsDouble(3), in.at("x").getAsDouble(3));
+}
+
 /// A bundled model (batch N = 2), imported and expanded with `choice`, and
 /// random inputs for it.
 std::pair<Program, TensorMap>

@@ -335,6 +335,32 @@ def build(root):
     # (22, a model importing only an unknown opset domain and using no ops,
     # is left out: it is arguably valid, and there is no agreed message.)
 
+    # ---- declared shapes that disagree with the operators ------------------
+    # The class of mutated cnn.onnx files that corrupted the heap: a value
+    # declared wider than its operator computes sized a buffer the next
+    # operator indexed by the computed shape (issue 19).
+    def pooled(declared_p, declared_y):
+        nodes = [helper.make_node("MaxPool", ["X"], ["P"], name="pool",
+                                  kernel_shape=[2, 2], strides=[2, 2]),
+                 helper.make_node("Relu", ["P"], ["Y"], name="relu")]
+        g = helper.make_graph(
+            nodes, "hostile",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 8, 8])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, declared_y)],
+            value_info=[helper.make_tensor_value_info("P", TensorProto.FLOAT,
+                                                      declared_p)])
+        return ser(finish(g))
+
+    c.case("declared_shape_differs", "value 'p' is declared [1, 2, 27, 4]",
+           "value_info declares P as [1, 2, 27, 4]; MaxPool computes [1, 2, 4, 4]",
+           pooled([1, 2, 27, 4], [1, 2, 4, 4]), detail="node 'pool' (maxpool) computes")
+    c.case("declared_output_shape_differs", "value 'y' is declared [1, 2, 4, 5]",
+           "the graph output Y is declared [1, 2, 4, 5]; Relu computes [1, 2, 4, 4]",
+           pooled([1, 2, 4, 4], [1, 2, 4, 5]), detail="disagree")
+    c.case("declared_rank_differs", "value 'p' is declared [1, 2, 4]",
+           "value_info declares P with rank 3; MaxPool computes rank 4",
+           pooled([1, 2, 4], [1, 2, 4, 4]))
+
     # ---- 23: not a regular file -------------------------------------------
     d = c.case("model_is_directory", "not a regular file",
                "the model path is a directory (named model.onnx)", model_name="model.onnx")

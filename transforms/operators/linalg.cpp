@@ -32,6 +32,8 @@ void expandMatMul(ExpansionContext &ctx) {
   if (ra == 0 || rb == 0)
     ctx.fail("an operand is a scalar");
   bool aVec = ra == 1, bVec = rb == 1;
+  if (y.shape.size() < std::size_t(!aVec + !bVec))
+    ctx.fail("the output's rank does not fit the operands'");
   std::size_t batchRank = y.shape.size() - !aVec - !bVec;
   std::vector<Expr> yBatch(y.shape.begin(), y.shape.begin() + batchRank);
   std::vector<Expr> aBatch(a.shape.begin(), a.shape.end() - (aVec ? 1 : 2));

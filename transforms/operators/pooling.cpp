@@ -96,6 +96,9 @@ struct Window {
 /// Kernel, strides, dilations and pads per spatial dimension, resolving
 /// auto_pad. SAME_* needs the input extent, so a symbolic one fails.
 std::vector<Window> windows(ExpansionContext &ctx, const ir::Container &x) {
+  if (x.shape.size() < 3)
+    ctx.fail("the input has rank " + std::to_string(x.shape.size()) +
+             "; pooling needs a batch, a channel and a spatial dimension");
   std::size_t k = x.shape.size() - 2;
   auto kernel = ctx.intsAttr("kernel_shape", {});
   if (kernel.size() != k)
