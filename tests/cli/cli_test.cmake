@@ -166,6 +166,18 @@ file(READ ${WORK_DIR}/cnn.loop loop)
 if(NOT loop MATCHES "for i1 in 0:16 \\{  # relu1.map")
   message(FATAL_ERROR "run --loop-ir: unexpected loop IR\n${loop}")
 endif()
+# The bounds proof leaves the bundled CNN without a guard; --checked guards
+# every access, and the session still agrees with the interpreter.
+if(loop MATCHES "checked ")
+  message(FATAL_ERROR "run: a guard is left in the bundled CNN\n${loop}")
+endif()
+run_weir(out status run ${WORK_DIR}/cnn.weir --checked --check
+         --loop-ir ${WORK_DIR}/cnn_checked.loop)
+expect_status(0 "${status}" "run --checked --check" "${out}")
+file(READ ${WORK_DIR}/cnn_checked.loop loop)
+if(NOT loop MATCHES "checked [a-z_0-9]+\\[")
+  message(FATAL_ERROR "run --checked: no guarded access in the loop IR\n${loop}")
+endif()
 
 # Plugins. The default folders are a convenience: a broken plugin there,
 # or a `weir` package that does not import, is one warning line naming the

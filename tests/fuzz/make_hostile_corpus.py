@@ -149,13 +149,15 @@ class Corpus:
         self.cases = []
 
     def case(self, name, message, why, model_bytes=None, model_name="model.onnx",
-             detail=None):
-        """Create OUTDIR/name/, write model_bytes (if given) and register it."""
+             detail=None, expect="reject"):
+        """Create OUTDIR/name/, write model_bytes (if given) and register it.
+        `expect` is "reject" (the import fails) or "unrunnable" (the import
+        succeeds, for viewing, and running is refused)."""
         d = os.path.join(self.root, name)
         os.mkdir(d)
         if model_bytes is not None:
             self.write(os.path.join(name, model_name), model_bytes)
-        entry = {"name": name, "model": f"{name}/{model_name}", "expect": "reject",
+        entry = {"name": name, "model": f"{name}/{model_name}", "expect": expect,
                  "message": message, "why": why}
         if detail is not None:
             entry["detail"] = detail
@@ -360,6 +362,17 @@ def build(root):
     c.case("declared_rank_differs", "value 'p' is declared [1, 2, 4]",
            "value_info declares P with rank 3; MaxPool computes rank 4",
            pooled([1, 2, 4], [1, 2, 4, 4]))
+
+    # Shape inference that cannot finish (MatMul of [2, 3] by [4, 5]) leaves
+    # Y's rank unknown: the model opens, and running it is refused.
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")], "hostile",
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor("B", TensorProto.FLOAT, [4, 5], [1.0] * 20)])
+    c.case("shapes_not_inferred", "were not verified",
+           "MatMul's inner dimensions differ (3 vs 4), so Y's rank is unknown",
+           ser(finish(g)), detail="rank of value 'y'", expect="unrunnable")
 
     # ---- 23: not a regular file -------------------------------------------
     d = c.case("model_is_directory", "not a regular file",
