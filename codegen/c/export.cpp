@@ -508,9 +508,17 @@ private:
   std::string checks(const BoundsGuard &g) {
     std::string what = "\"";
     for (char ch : g.what) {
+      auto byte = static_cast<unsigned char>(ch);
+      if (byte < 0x20 || byte == 0x7f) {
+        // Three octal digits: a hex escape would swallow the text after it.
+        char octal[5];
+        std::snprintf(octal, sizeof octal, "\\%03o", byte);
+        what += octal;
+        continue;
+      }
       if (ch == '"' || ch == '\\')
         what += '\\';
-      what += (ch == '\n' ? ' ' : ch);
+      what += ch;
     }
     what += "\"";
     std::string out = "(";

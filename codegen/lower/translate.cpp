@@ -100,8 +100,12 @@ GuardPtr Lowerer::guard(const std::string &container,
                         const std::vector<ir::Expr> &index,
                         const std::string &what) {
   const ir::Container &c = program_.container(container);
+  if (index.size() != c.shape.size())
+    throw Error(what + " indexes container '" + container + "' with " +
+                std::to_string(index.size()) + " indices, but it has rank " +
+                std::to_string(c.shape.size()));
   std::vector<ir::Expr> extent;
-  bool proven = !opt_.checkAllAccesses && index.size() == c.shape.size();
+  bool proven = !opt_.checkAllAccesses;
   for (std::size_t d = 0; d < c.shape.size(); ++d) {
     extent.push_back(subst(c.shape[d]));
     proven = proven && bounds_.inBounds(index[d], extent.back());
