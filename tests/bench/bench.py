@@ -254,10 +254,13 @@ def run_ready(model, args):
     steps = re.search(r"^total\s+(\d+) steps", out, re.M)
     ready = {"optimize_s": wall, "optimize_peak_mb": peak,
              "steps": int(steps[1]) if steps else None}
+    loop_ir = os.path.join(BENCH_DIR, "sessions", model.name + ".loop")
     for name in ("cold", "warm"):
         cmd = [WEIR, "run", session, "--threads", "2", "--no-plugins"]
         for sym in symbols(model):
             cmd += ["--dim", f"{sym}={args.dims[sym]}"]
+        if name == "cold":
+            cmd += ["--loop-ir", loop_ir]
         code, out, err, wall, peak = run_measured(cmd, env, args.timeout)
         if code not in (0, 1) or "compile" not in out:
             ready[name] = {"error": failure(code, err)}
@@ -267,6 +270,11 @@ def run_ready(model, args):
                        "compile_s": float(m[1]) / 1e3 if m else None,
                        "pieces": int(m[2]) if m else None,
                        "cached": int(m[3]) if m else None}
+    # Bounds guards the proof left in the compiled code (`checked A[...]`
+    # in the loop IR; codegen/lower/bounds_proof.h): 0 is the goal.
+    if os.path.exists(loop_ir):
+        with open(loop_ir) as f:
+            ready["guards"] = f.read().count("checked ")
     return ready
 
 
@@ -407,12 +415,12 @@ def ready_table(rows):
     an empty and from a filled compile cache."""
     head = ["model", "optimize s", "steps", "open+compile cold s", "compile cold s",
             "open+compile warm s", "compile warm s", "pieces", "optimize+cold s",
-            "ort session s", "warm/ort", "peak MB", "note"]
+            "ort session s", "warm/ort", "peak MB", "guards", "note"]
     lines = []
     for r in rows:
         g = r.get("ready", {})
         if "error" in g:
-            lines.append([r["model"]] + ["-"] * 11 + [g["error"]])
+            lines.append([r["model"]] + ["-"] * 12 + [g["error"]])
             continue
         cold, warm = g.get("cold", {}), g.get("warm", {})
         num = lambda v, f="{:.2f}": f.format(v) if isinstance(v, (int, float)) else "-"
@@ -430,7 +438,7 @@ def ready_table(rows):
                       num(cold.get("wall_s")), num(cold.get("compile_s")),
                       num(warm.get("wall_s")), num(warm.get("compile_s")),
                       num(cold.get("pieces"), "{}"), num(total), num(ort_s),
-                      warm_ratio, f"{peak:.0f}", note])
+                      warm_ratio, f"{peak:.0f}", num(g.get("guards"), "{}"), note])
     return aligned(head, lines)
 
 
