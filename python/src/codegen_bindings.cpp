@@ -28,7 +28,8 @@ struct PyExecutable {
 PyExecutable compileProgram(const ProgramPtr &program,
                             const std::string &target, int threads,
                             const std::string &gemm,
-                            const std::map<std::string, std::string> &impl) {
+                            const std::map<std::string, std::string> &impl,
+                            bool checked) {
   if (target != "cpu")
     throw Error("target '" + target + "' is not available yet; targets: cpu");
   auto engine = codegen::cpu::parseGemmEngine(gemm);
@@ -40,6 +41,7 @@ PyExecutable compileProgram(const ProgramPtr &program,
   codegen::CompileOptions options;
   options.threads = threads;
   options.gemm = *engine;
+  options.lower.checkAllAccesses = checked;
   py::gil_scoped_release release;
   // Operators still left are expanded with the default implementations,
   // as `weir run` does.
@@ -106,11 +108,14 @@ void defineCodegen(py::module_ &m) {
         py::arg("target") = "cpu", py::arg("threads") = 0,
         py::arg("gemm") = "auto",
         py::arg("impl") = std::map<std::string, std::string>{},
+        py::arg("checked") = false,
         "Compiles `program` for `target` ('cpu': LLVM JIT). Operators still "
         "in the program are expanded first with their default "
         "implementations, or those `impl` names ({'Conv': 'direct'}). "
         "threads=0 uses every core; gemm picks what runs GEMMs: 'auto' "
-        "(OpenBLAS), 'weir' (Weir's AVX-512 kernel) or 'openblas'.");
+        "(OpenBLAS), 'weir' (Weir's AVX-512 kernel) or 'openblas'. "
+        "checked=True bounds-checks every load and store, not only those "
+        "not proven in bounds (for debugging; slower).");
 }
 
 } // namespace weir::python

@@ -425,16 +425,18 @@ void defineWorkspace(py::module_ &m) {
           "compile",
           [](const Workspace &w, const std::string &target, int threads,
              const std::string &gemm,
-             const std::map<std::string, std::string> &impl) {
+             const std::map<std::string, std::string> &impl, bool checked) {
             ProgramPtr p = share(locked(w, [&] { return w.programPtr(); }));
             return py::module_::import("weir._weir")
                 .attr("compile")(
                     p, py::arg("target") = target, py::arg("threads") = threads,
-                    py::arg("gemm") = gemm, py::arg("impl") = impl);
+                    py::arg("gemm") = gemm, py::arg("impl") = impl,
+                    py::arg("checked") = checked);
           },
           py::kw_only(), py::arg("target") = "cpu", py::arg("threads") = 0,
           py::arg("gemm") = "auto",
           py::arg("impl") = std::map<std::string, std::string>{},
+          py::arg("checked") = false,
           "weir.compile() of the current program.")
       .def(
           "save",

@@ -524,6 +524,17 @@ def test_session_save_and_open(tmp_path, cnn_path):
     assert np.array_equal(out["logits"], ref["logits"])
 
 
+def test_compile_checked_guards_every_access_and_agrees(cnn_path):
+    ws = weir.Workspace(weir.load(str(cnn_path)))
+    inputs = weir.random_inputs(ws.program, seed=3)
+    plain = ws.compile(threads=1)
+    checked = ws.compile(threads=1, checked=True)
+    assert "checked " not in plain.loop_ir
+    assert "checked " in checked.loop_ir
+    assert np.array_equal(plain.run(inputs)["logits"],
+                          checked.run(inputs)["logits"])
+
+
 def test_open_session_snapshot_when_model_changed(tmp_path, cnn_path):
     ws = weir.Workspace(weir.load(str(cnn_path)))
     ws.apply("expand-all")
