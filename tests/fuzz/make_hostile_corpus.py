@@ -151,8 +151,9 @@ class Corpus:
     def case(self, name, message, why, model_bytes=None, model_name="model.onnx",
              detail=None, expect="reject"):
         """Create OUTDIR/name/, write model_bytes (if given) and register it.
-        `expect` is "reject" (the import fails) or "unrunnable" (the import
-        succeeds, for viewing, and running is refused)."""
+        `expect` is "reject" (the import fails), "unrunnable" (the import
+        succeeds, for viewing, and running is refused) or "unexpandable"
+        (the import succeeds and expanding the damaged node fails)."""
         d = os.path.join(self.root, name)
         os.mkdir(d)
         if model_bytes is not None:
@@ -373,6 +374,16 @@ def build(root):
     c.case("shapes_not_inferred", "were not verified",
            "MatMul's inner dimensions differ (3 vs 4), so Y's rank is unknown",
            ser(finish(g)), detail="rank of value 'y'", expect="unrunnable")
+
+    # A byte mutation of cnn.onnx that dropped an Add's second input: the
+    # expansion read a connector that is not there (an internal error).
+    g = helper.make_graph(
+        [helper.make_node("Add", ["X"], ["Y"], name="add")], "hostile",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])])
+    c.case("binary_op_one_input", "has 1 inputs; it needs at least 2",
+           "an Add with one input", ser(finish(g)), detail="node 'add' (add)",
+           expect="unexpandable")
 
     # ---- 23: not a regular file -------------------------------------------
     d = c.case("model_is_directory", "not a regular file",

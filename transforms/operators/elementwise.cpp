@@ -81,17 +81,17 @@ void requireFloat(const ExpansionContext &ctx, ir::DType t) {
 
 Expander unary(CodeGen code) {
   return [code](ExpansionContext &ctx) {
-    const ir::Container &x = ctx.requireInput(ctx.node().inputs.at(0).name);
-    const ir::Container &y = ctx.requireOutput(ctx.node().outputs.at(0).name);
+    const ir::Container &x = ctx.requireInputAt(0);
+    const ir::Container &y = ctx.requireOutputAt(0);
     addMap(ctx, {{"x", &x}}, code(ctx, x.dtype), {{"y", &y}});
   };
 }
 
 Expander binary(CodeGen code) {
   return [code](ExpansionContext &ctx) {
-    const ir::Container &a = ctx.requireInput(ctx.node().inputs.at(0).name);
-    const ir::Container &b = ctx.requireInput(ctx.node().inputs.at(1).name);
-    const ir::Container &c = ctx.requireOutput(ctx.node().outputs.at(0).name);
+    const ir::Container &a = ctx.requireInputAt(0);
+    const ir::Container &b = ctx.requireInputAt(1);
+    const ir::Container &c = ctx.requireOutputAt(0);
     addMap(ctx, {{"a", &a}, {"b", &b}}, code(ctx, a.dtype), {{"c", &c}});
   };
 }
@@ -102,7 +102,7 @@ namespace {
 std::string castCode(ExpansionContext &ctx, ir::DType) {
   if (ctx.hasAttr("saturate") && ctx.intAttr("saturate", 1) != 1)
     ctx.fail("saturate=0 (float8 targets) is not supported");
-  const ir::Container &y = ctx.requireOutput(ctx.node().outputs.at(0).name);
+  const ir::Container &y = ctx.requireOutputAt(0);
   return "y = " + std::string(ir::dtypeName(y.dtype)) + "(x)";
 }
 
@@ -116,7 +116,7 @@ void expandDropout(ExpansionContext &ctx) {
       if (b != std::byte{0})
         ctx.fail("training_mode is true; only inference is supported");
   }
-  const ir::Container &x = ctx.requireInput(ctx.node().inputs.at(0).name);
+  const ir::Container &x = ctx.requireInputAt(0);
   const ir::Container &y = ctx.requireOutput("output");
   if (const ir::Container *mask = ctx.output("mask"))
     addMap(ctx, {{"x", &x}}, "y = x\nmask = true", {{"y", &y}, {"mask", mask}});
@@ -169,7 +169,7 @@ void expandConstant(ExpansionContext &ctx) {
     ctx.fail("only the value, value_float(s) and value_int(s) attributes "
              "are supported");
   }
-  const ir::Container &y = ctx.requireOutput(ctx.node().outputs.at(0).name);
+  const ir::Container &y = ctx.requireOutputAt(0);
   if (value.dtype != y.dtype || value.shape.size() != y.shape.size())
     ctx.fail("the constant's type disagrees with the output's");
   std::string name = ctx.addConstant("value", value);
@@ -197,7 +197,7 @@ Expander variadic(std::string op) {
       requireFloat(ctx, ins[0].second->dtype);
       expr = "(" + expr + ") / " + std::to_string(ins.size()) + ".0";
     }
-    const ir::Container &y = ctx.requireOutput(ctx.node().outputs.at(0).name);
+    const ir::Container &y = ctx.requireOutputAt(0);
     addMap(ctx, ins, "y = " + expr, {{"y", &y}});
   };
 }
@@ -206,7 +206,7 @@ void expandWhere(ExpansionContext &ctx) {
   const ir::Container &c = ctx.requireInput("condition");
   const ir::Container &a = ctx.requireInput("X");
   const ir::Container &b = ctx.requireInput("Y");
-  const ir::Container &y = ctx.requireOutput(ctx.node().outputs.at(0).name);
+  const ir::Container &y = ctx.requireOutputAt(0);
   addMap(ctx, {{"c", &c}, {"a", &a}, {"b", &b}}, "y = select(c, a, b)",
          {{"y", &y}});
 }

@@ -69,6 +69,20 @@ ExpansionContext::requireInput(std::string_view connector) const {
   fail("input '" + std::string(connector) + "' is missing");
 }
 
+const ir::Container &ExpansionContext::requireInputAt(std::size_t k) const {
+  if (k >= node_.inputs.size())
+    fail("has " + std::to_string(node_.inputs.size()) +
+         " inputs; it needs at least " + std::to_string(k + 1));
+  return requireInput(node_.inputs[k].name);
+}
+
+const ir::Container &ExpansionContext::requireOutputAt(std::size_t k) const {
+  if (k >= node_.outputs.size())
+    fail("has " + std::to_string(node_.outputs.size()) +
+         " outputs; it needs at least " + std::to_string(k + 1));
+  return requireOutput(node_.outputs[k].name);
+}
+
 const ir::Container *
 ExpansionContext::output(std::string_view connector) const {
   auto it = outputs_.find(std::string(connector));

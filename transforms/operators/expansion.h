@@ -44,6 +44,10 @@ public:
   const ir::Container &requireInput(std::string_view connector) const;
   const ir::Container *output(std::string_view connector) const;
   const ir::Container &requireOutput(std::string_view connector) const;
+  /// The container on the node's `k`-th input (output) connector; throws
+  /// weir::Error naming the node when it has fewer (a damaged model).
+  const ir::Container &requireInputAt(std::size_t k) const;
+  const ir::Container &requireOutputAt(std::size_t k) const;
   /// Containers of variadic connectors `<base>_0`, `<base>_1`, ... in order.
   std::vector<const ir::Container *>
   variadicInputs(std::string_view base) const;

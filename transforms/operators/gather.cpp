@@ -391,8 +391,11 @@ void expandRange(ExpansionContext &ctx) {
   const ir::Container &start = ctx.requireInput("start");
   const ir::Container &delta = ctx.requireInput("delta");
   const ir::Container &y = ctx.requireOutput("output");
+  if (y.shape.size() != 1)
+    ctx.fail("the output has rank " + std::to_string(y.shape.size()) +
+             "; a range is one-dimensional");
   std::string positions =
-      iota(ctx, "positions", y.dtype, ctx.constantDim(y.shape.at(0)));
+      iota(ctx, "positions", y.dtype, ctx.constantDim(y.shape[0]));
   ctx.addMap("range", {"i"}, ExpansionContext::fullRanges(y.shape),
              {{"s", start.name, {}},
               {"p", positions, {Expr::symbol("i")}},

@@ -14,11 +14,11 @@ namespace {
 using ir::Expr;
 
 const ir::Container &firstInput(ExpansionContext &ctx) {
-  return ctx.requireInput(ctx.node().inputs.at(0).name);
+  return ctx.requireInputAt(0);
 }
 
 const ir::Container &firstOutput(ExpansionContext &ctx) {
-  return ctx.requireOutput(ctx.node().outputs.at(0).name);
+  return ctx.requireOutputAt(0);
 }
 
 /// A map over `out`'s shape copying in[inIndex(outIndex)] to out[outIndex].
