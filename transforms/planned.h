@@ -41,8 +41,7 @@ public:
                     const Params &params) const final {
     Planned<Plan> p = plan(program, match, params);
     if (!p.verdict)
-      throw Error(std::string(id()) + " at " + match.str() + ": " +
-                  p.verdict.reason);
+      throw refusalError(id(), match, p.verdict);
     return rewrite(program, match, params, p.plan);
   }
   std::variant<CheckResult, ApplyResult>

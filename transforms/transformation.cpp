@@ -374,12 +374,16 @@ applyIfAccepted(const ir::Program &program, const Transformation &t,
   return outcome;
 }
 
+Error refusalError(std::string_view id, const Match &match,
+                   const CheckResult &refusal) {
+  return Error(std::string(id) + " at " + match.str() + ": " + refusal.reason);
+}
+
 ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
                          const Match &match, const Params &params) {
   auto outcome = applyIfAccepted(program, t, match, params);
   if (auto *refusal = std::get_if<CheckResult>(&outcome))
-    throw Error(std::string(t.id()) + " at " + match.str() + ": " +
-                refusal->reason);
+    throw refusalError(t.id(), match, *refusal);
   return std::move(std::get<ApplyResult>(outcome));
 }
 

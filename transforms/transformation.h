@@ -10,6 +10,7 @@
 /// new one with an old→new node-id map, so references into the old version
 /// (a selection, a recipe's later steps) still resolve.
 
+#include "ir/error.h"
 #include "ir/program.h"
 #include "transforms/pattern.h"
 
@@ -204,6 +205,10 @@ CheckResult checkMatch(const ir::Program &program, const Transformation &t,
 std::variant<CheckResult, ApplyResult>
 applyIfAccepted(const ir::Program &program, const Transformation &t,
                 const Match &match, const Params &params = {});
+
+/// The error a refused step is reported with: "<id> at <match>: <reason>".
+Error refusalError(std::string_view id, const Match &match,
+                   const CheckResult &refusal);
 
 /// applyIfAccepted, throwing weir::Error with
 /// "<id> at <match>: <reason>" when the check fails and when the result is

@@ -117,8 +117,7 @@ Version Workspace::derive(const ir::Program &from, const Step &step) const {
   transforms::CheckResult refusal;
   std::optional<Version> v = attempt(from, step, &refusal);
   if (!v)
-    throw Error(step.transformation + " at " + step.match.str() + ": " +
-                refusal.reason);
+    throw transforms::refusalError(step.transformation, step.match, refusal);
   return std::move(*v);
 }
 
@@ -143,8 +142,7 @@ const Version &Workspace::apply(std::string_view transformation,
   transforms::CheckResult refusal;
   const Version *v = tryApply(transformation, match, params, &refusal);
   if (!v)
-    throw Error(std::string(transformation) + " at " + match.str() + ": " +
-                refusal.reason);
+    throw transforms::refusalError(transformation, match, refusal);
   return *v;
 }
 

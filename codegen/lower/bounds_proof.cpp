@@ -3,14 +3,13 @@
 #include "ir/affine.h"
 #include "ir/error.h"
 
-#include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace weir::codegen::lowering {
 
 void BoundsProof::enter(const std::string &var, const ir::Range &range) {
   ranges_[var] = range;
-  order_.push_back(var);
   auto lo = ir::boundOf(range.begin, intervals_);
   auto hi = ir::boundOf(range.end, intervals_);
   // An empty loop runs nothing, so any interval is sound for its body; a
@@ -24,14 +23,13 @@ void BoundsProof::enter(const std::string &var, const ir::Range &range) {
 void BoundsProof::leave(const std::string &var) {
   ranges_.erase(var);
   intervals_.erase(var);
-  if (auto it = std::find(order_.rbegin(), order_.rend(), var);
-      it != order_.rend())
-    order_.erase(std::next(it).base());
 }
 
 std::optional<ir::Expr> BoundsProof::extreme(const ir::Expr &e, bool greatest,
                                              int depth) const {
-  if (depth > static_cast<int>(order_.size()) + 1)
+  // Each round replaces the variables by their loops' ends, which name only
+  // enclosing loops' variables: as many rounds as loops suffice.
+  if (depth > static_cast<int>(ranges_.size()))
     return std::nullopt;
   std::vector<std::string> vars;
   for (const std::string &v : e.freeSymbols())

@@ -23,7 +23,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace weir::codegen::lowering {
 
@@ -43,7 +42,6 @@ private:
                                   int depth) const;
 
   std::map<std::string, ir::Range, std::less<>> ranges_;
-  std::vector<std::string> order_; ///< outermost first
   ir::IntervalEnv intervals_;
 };
 

@@ -9,9 +9,9 @@
 #include "codegen/cpu/compile.h"
 #include "codegen/lower/bounds_proof.h"
 #include "codegen/lower/lower.h"
+#include "codegen/past_the_end.h"
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
-#include "ir/mapped_tasklet.h"
 #include "ir/validate.h"
 
 #include <gmock/gmock.h>
@@ -21,7 +21,6 @@ namespace weir::codegen {
 namespace {
 
 using ir::Expr;
-using ir::Range;
 using lowering::BoundsProof;
 using ::testing::HasSubstr;
 
@@ -61,38 +60,6 @@ TEST(BoundsProof, SymbolicShapesByExtremes) {
   EXPECT_FALSE(p.inBounds(sym("j") + sym("n"), sym("N")));
 }
 
-/// `y[i] = a[i]` over i in [0, 6) after `a[i] = x[i]` over i in [0, 4):
-/// the second map reads a (4 elements) at 4 and 5. Both maps name their
-/// parameter i, so the validator cannot tell which range an edge sees and
-/// leaves the access to lowering.
-ir::Program readsPastTheEnd() {
-  ir::Program p;
-  p.name = "past_the_end";
-  auto arg = [&](const char *name, std::int64_t n, bool transient) {
-    ir::Container c;
-    c.name = name;
-    c.dtype = ir::DType::F32;
-    c.shape = {Expr(n)};
-    c.strides = ir::rowMajorStrides(c.shape);
-    c.transient = transient;
-    p.addContainer(c);
-  };
-  arg("x", 4, false);
-  arg("a", 4, true);
-  arg("y", 6, false);
-  p.inputs = {"x"};
-  p.outputs = {"y"};
-  p.states.push_back({"main", {}, {}});
-  ir::State &s = p.states[0];
-  ir::AccessNodes access;
-  Expr i = sym("i");
-  ir::addMappedTasklet(p, s, "fill", {"i"}, {Range(0, 4)}, {{"v", "x", {i}}},
-                       "o = v", {{"o", "a", {i}}}, access);
-  ir::addMappedTasklet(p, s, "read", {"i"}, {Range(0, 6)}, {{"v", "a", {i}}},
-                       "o = v", {{"o", "y", {i}}}, access);
-  return p;
-}
-
 interp::TensorMap ones(std::int64_t n) {
   runtime::Tensor t(ir::DType::F32, {n});
   for (std::int64_t k = 0; k < n; ++k)
@@ -101,7 +68,7 @@ interp::TensorMap ones(std::int64_t n) {
 }
 
 TEST(BoundsGuard, AnUnprovenReadIsGuardedAndFailsTheRun) {
-  ir::Program p = readsPastTheEnd();
+  ir::Program p = fixtures::readsPastTheEnd();
   ASSERT_FALSE(ir::hasErrors(ir::validate(p)));
   LoopFunction f = lower(p);
   std::string text = print(f);
@@ -128,12 +95,7 @@ TEST(BoundsGuard, AnUnprovenReadIsGuardedAndFailsTheRun) {
 }
 
 TEST(BoundsGuard, CheckingEveryAccessChangesNoResult) {
-  ir::Program p = readsPastTheEnd();
-  // Make the second map read inside a: i over [0, 4), y of 6 is written
-  // at 0..3 and stays 0 elsewhere.
-  for (ir::Node &n : p.states[0].nodes)
-    if (n.kind == ir::NodeKind::MapEntry && n.label == "read")
-      n.map().ranges[0] = Range(0, 4);
+  ir::Program p = fixtures::readsInside();
   CompileOptions plain, checked;
   plain.useCache = checked.useCache = false;
   checked.lower.checkAllAccesses = true;

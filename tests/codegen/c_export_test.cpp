@@ -7,6 +7,7 @@
 #include "codegen/c/export.h"
 #include "codegen/cpu/compile.h"
 #include "codegen/lower/lower.h"
+#include "codegen/past_the_end.h"
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/mapped_tasklet.h"
@@ -539,27 +540,9 @@ TEST(CExport, IntegerDivisionByZeroIsReported) {
 }
 
 TEST(CExport, AnAccessOutOfBoundsIsStoppedAndReported) {
-  // y[i] = a[i] over i in [0, 6) reads a (4 elements) past its end; both
-  // maps name their parameter i, so only lowering's proof sees it, and it
-  // guards the read (codegen/lower/bounds_proof.h).
+  // The read past the end of a is guarded (codegen/past_the_end.h).
   SKIP_WITHOUT_GXX();
-  Program p;
-  p.name = "past_the_end";
-  State &s = p.states.emplace_back();
-  s.name = "main";
-  p.addContainer(argument("x", DType::F32, {4}));
-  Container a = argument("a", DType::F32, {4});
-  a.transient = true;
-  p.addContainer(a);
-  p.addContainer(argument("y", DType::F32, {6}));
-  p.inputs = {"x"};
-  p.outputs = {"y"};
-  AccessNodes access;
-  Expr i = Expr::symbol("i");
-  addMappedTasklet(p, s, "fill", {"i"}, {Range(0, 4)}, {{"v", "x", {i}}},
-                   "o = v", {{"o", "a", {i}, std::nullopt}}, access);
-  addMappedTasklet(p, s, "read", {"i"}, {Range(0, 6)}, {{"v", "a", {i}}},
-                   "o = v", {{"o", "y", {i}, std::nullopt}}, access);
+  Program p = fixtures::readsPastTheEnd();
   LoopFunction f = lower(p);
   CompiledExport lib(f);
   ASSERT_EQ(lib.error(), "");
@@ -567,9 +550,7 @@ TEST(CExport, AnAccessOutOfBoundsIsStoppedAndReported) {
   TensorMap in = {{"x", randomTensor(DType::F32, 4, 1)}}, out;
   EXPECT_EQ(runExport(lib, p, f, in, {}, out), 3);
   // Within bounds, the same guard passes.
-  for (Node &n : p.states[0].nodes)
-    if (n.kind == NodeKind::MapEntry && n.label == "read")
-      n.map().ranges[0] = Range(0, 4);
+  p = fixtures::readsInside();
   LoopFunction inside = lower(p, {.checkAllAccesses = true});
   CompiledExport checked(inside);
   ASSERT_EQ(checked.error(), "");
