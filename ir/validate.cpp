@@ -2,12 +2,15 @@
 
 #include "ir/error.h"
 #include "ir/interval.h"
+#include "ir/limits.h"
 #include "ir/primitives.h"
 #include "ir/print.h"
+#include "ir/scope.h"
 
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -232,7 +235,44 @@ private:
                     " has no outgoing edge",
                 {n.id});
     }
-    checkAcyclic(s, nodes);
+    if (checkAcyclic(s, nodes))
+      checkScopeDepth(s);
+  }
+
+  /// Map scopes nested deeper than kMaxScopeDepth (ir/limits.h): the
+  /// lowering and the interpreter recurse once per level.
+  void checkScopeDepth(const State &s) {
+    std::shared_ptr<const std::map<NodeId, NodeId>> parents =
+        sharedScopeParents(s);
+    std::map<NodeId, int> depth; // of each map entry, from 1
+    for (const Node &n : s.nodes) {
+      if (n.kind != NodeKind::MapEntry)
+        continue;
+      // Climb to an entry whose depth is known (or the top level), then
+      // fill in the depths on the way back down.
+      std::vector<NodeId> chain;
+      NodeId at = n.id;
+      int base = 0;
+      while (at != 0 && chain.size() <= std::size_t(kMaxScopeDepth)) {
+        if (auto known = depth.find(at); known != depth.end()) {
+          base = known->second;
+          break;
+        }
+        chain.push_back(at);
+        at = parentOf(*parents, at);
+      }
+      if (chain.size() > std::size_t(kMaxScopeDepth) ||
+          base + int(chain.size()) > kMaxScopeDepth) {
+        error(s,
+              describe(n) + " is nested more than " +
+                  std::to_string(kMaxScopeDepth) +
+                  " map scopes deep (the limit)",
+              {n.id});
+        return;
+      }
+      for (std::size_t i = chain.size(); i-- > 0;)
+        depth[chain[i]] = base + int(chain.size() - i);
+    }
   }
 
   void checkNode(const State &s, const Node &n,
@@ -485,7 +525,8 @@ private:
     }
   }
 
-  void checkAcyclic(const State &s,
+  /// Reports a cycle; returns whether the state is acyclic.
+  bool checkAcyclic(const State &s,
                     const std::map<NodeId, const Node *> &nodes) {
     std::map<NodeId, int> indeg;
     std::map<NodeId, std::vector<NodeId>> succ;
@@ -519,7 +560,9 @@ private:
             "state '" + s.name + "' has a cycle through " +
                 std::to_string(cyclic.size()) + " nodes",
             cyclic);
+      return false;
     }
+    return true;
   }
 
   void checkUnusedContainers() {

@@ -21,6 +21,8 @@ packages=(
   # runs the real X11 (xcb) platform on a virtual X server
   fonts-dejavu-core xvfb xauth
   python3-onnx python3-numpy python3-pytest
+  # scripts/fuzz.sh: libFuzzer and the sanitizers of the LLVM Weir uses
+  clang-19 libclang-rt-19-dev
 )
 
 missing=()

@@ -2,6 +2,7 @@
 
 #include "ir/atomic_file.h"
 #include "ir/error.h"
+#include "ir/limits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -100,6 +101,10 @@ Recipe Recipe::fromJson(const json &doc) {
     throw Error("recipe version must be 1");
   if (!doc.contains("steps") || !doc["steps"].is_array())
     throw Error("recipe has no \"steps\" array");
+  if (doc["steps"].size() > ir::kMaxRecipeSteps)
+    throw Error("recipe has " + std::to_string(doc["steps"].size()) +
+                " steps, more than the limit of " +
+                std::to_string(ir::kMaxRecipeSteps));
   Recipe r;
   int index = 0;
   for (const json &j : doc["steps"]) {

@@ -12,6 +12,7 @@
 #include "core/runtime/compare.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/random_tensor.h"
+#include "ir/limits.h"
 #include "core/runtime/tensor_pb.h"
 #include "ir/atomic_file.h"
 #include "ir/error.h"
@@ -191,6 +192,8 @@ int runCommand(const Args &args) {
                 " operators have no expansion (first: " +
                 expanded.skipped.front() + ")");
 
+  // Before any input is made: a --dim too large is refused, not allocated.
+  ir::checkRunLimits(program, o.dims);
   interp::TensorMap inputs;
   std::mt19937_64 rng(o.seed);
   for (const std::string &name : program.inputs) {

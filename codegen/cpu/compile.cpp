@@ -196,6 +196,7 @@ void forgetCompilations() { cache().clear(); }
 
 Executable compile(const ir::Program &program, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
+  ir::checkRunLimits(program, {}, options.limits);
   auto impl = std::make_shared<Executable::Impl>();
   impl->program = program;
   std::string key = cacheKey(program, options);
@@ -228,6 +229,7 @@ interp::TensorMap Executable::run(const interp::TensorMap &inputs,
   const ir::Program &p = im.program;
   const LoopFunction &f = im.compiled->function;
   ir::Bindings symbols = interp::bindInputs(p, inputs, options.symbols);
+  ir::checkRunLimits(p, symbols, options.limits);
   auto isOutput = [&](const std::string &name) {
     return std::find(p.outputs.begin(), p.outputs.end(), name) !=
            p.outputs.end();

@@ -21,6 +21,7 @@
 #include "codegen/cpu/sgemm.h"
 #include "codegen/lower/lower.h"
 #include "core/interp/interpreter.h"
+#include "ir/limits.h"
 #include "ir/program.h"
 
 #include <atomic>
@@ -56,6 +57,9 @@ struct CompileOptions {
   /// AVX-512 micro-kernel (weir). Chosen per executable at run time; the
   /// generated code is the same.
   cpu::GemmEngine gemm = cpu::GemmEngine::Auto;
+  /// Checked before lowering, with the symbols unbound: buffers of a fixed
+  /// size and the transient total (unbound symbols counting as 1).
+  ir::RunLimits limits;
 };
 
 /// Time spent in one loop nest or library call, labelled with the map or
@@ -71,6 +75,8 @@ struct RunOptions {
   /// When the program was compiled with profiling: receives one entry per
   /// timed region, in program order.
   std::vector<ProfileEntry> *profile = nullptr;
+  /// Checked once the symbols are bound, before the run allocates.
+  ir::RunLimits limits;
 };
 
 class Executable {

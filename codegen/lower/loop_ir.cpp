@@ -139,6 +139,19 @@ const char *forKindName(ForKind k) {
   return "for";
 }
 
+std::size_t statementCount(const Stmt &s) {
+  std::size_t count = 0;
+  std::vector<const Stmt *> todo = {&s};
+  while (!todo.empty()) {
+    const Stmt *at = todo.back();
+    todo.pop_back();
+    ++count;
+    for (const StmtPtr &child : at->body)
+      todo.push_back(child.get());
+  }
+  return count;
+}
+
 StmtPtr block(std::vector<StmtPtr> body) {
   auto s = makeStmt(StmtKind::Block);
   s->body = std::move(body);

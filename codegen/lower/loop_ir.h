@@ -155,6 +155,10 @@ struct Stmt {
   std::string label;
 };
 
+/// Statements in `s`, itself and every nested one: the measure of code
+/// size the compile limit (ir/limits.h) is stated in.
+std::size_t statementCount(const Stmt &s);
+
 StmtPtr block(std::vector<StmtPtr> body);
 StmtPtr forLoop(std::string var, ir::Expr begin, ir::Expr end, ir::Expr step,
                 ForKind kind, std::vector<StmtPtr> body,

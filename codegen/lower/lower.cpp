@@ -123,6 +123,13 @@ LoopFunction lower(const ir::Program &program, const LowerOptions &options) {
   f.body = step("allocate-transients", [&] {
     return allocateTransients(program, registers, f.buffers, body);
   });
+  std::size_t statements = statementCount(*f.body);
+  if (statements > options.maxStatements)
+    throw Error("program '" + program.name + "' lowers to " +
+                std::to_string(statements) +
+                " loop statements, more than the limit of " +
+                std::to_string(options.maxStatements) +
+                " that compile in minutes; fuse or tile it first");
   return f;
 }
 

@@ -25,6 +25,7 @@
 /// map's innermost loop becomes `vectorized` under the same proof.
 
 #include "codegen/lower/loop_ir.h"
+#include "ir/limits.h"
 #include "ir/program.h"
 
 #include <cstdint>
@@ -43,6 +44,9 @@ struct LowerOptions {
   /// Guard every load and store (`weir run --checked`), not only those the
   /// bounds proof cannot show in bounds (bounds_proof.h).
   bool checkAllAccesses = false;
+  /// Refuse a program that lowers to more statements than this
+  /// (ir/limits.h); tests lower it.
+  std::size_t maxStatements = ir::kMaxLoopStatements;
 };
 
 /// Throws weir::Error listing the problems when the program does not

@@ -121,6 +121,7 @@ Interpreter::Impl::Impl(const ir::Program &p, TensorMap inputs,
   ir::requireRunnable(program);
   checkRunnable();
   bindSymbols(inputs, std::move(options.symbols));
+  ir::checkRunLimits(program, symbols, options.limits);
   allocate(std::move(inputs));
   for (const ir::State &s : program.states)
     plans.push_back(ir::viewState(s));

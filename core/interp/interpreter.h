@@ -30,6 +30,7 @@
 
 #include "core/interp/bind_inputs.h"
 #include "core/runtime/tensor.h"
+#include "ir/limits.h"
 #include "ir/program.h"
 
 #include <functional>
@@ -44,6 +45,8 @@ struct InterpretOptions {
   /// Values of symbols that input shapes do not determine (or that must
   /// agree with them).
   ir::Bindings symbols;
+  /// Checked once the symbols are bound, before anything is allocated.
+  ir::RunLimits limits;
 };
 
 /// Executes the program directly, slowly but simply: the independent oracle

@@ -1434,26 +1434,6 @@ private:
 
 // ----------------------------------------------------------------- inputs --
 
-ir::Bindings symbolsOf(const ir::Program &p) {
-  ir::Bindings b;
-  auto it = p.metadata.find(kSymbolsKey);
-  if (it == p.metadata.end())
-    return b;
-  const std::string &text = it->second;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t comma = text.find(',', pos);
-    std::string item = text.substr(
-        pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    std::size_t eq = item.find('=');
-    if (eq != std::string::npos)
-      b[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
-    if (comma == std::string::npos)
-      break;
-    pos = comma + 1;
-  }
-  return b;
-}
 
 double randomFloat(Rng &rng, DType t) {
   if (rng.chance(0.05)) {
@@ -1505,6 +1485,27 @@ void fill(Rng &rng, runtime::Tensor &t) {
 }
 
 } // namespace
+
+ir::Bindings symbolsOf(const ir::Program &p) {
+  ir::Bindings b;
+  auto it = p.metadata.find(kSymbolsKey);
+  if (it == p.metadata.end())
+    return b;
+  const std::string &text = it->second;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t comma = text.find(',', pos);
+    std::string item = text.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::size_t eq = item.find('=');
+    if (eq != std::string::npos)
+      b[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return b;
+}
 
 ir::Program randomProgram(std::uint64_t seed) {
   return Generator(seed).run(seed);

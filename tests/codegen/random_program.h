@@ -48,6 +48,9 @@ inline constexpr const char *kSymbolsKey = "random_program.symbols";
 /// The program for `seed`; the same seed always gives the same program.
 ir::Program randomProgram(std::uint64_t seed);
 
+/// The symbol values a generated program records under kSymbolsKey.
+ir::Bindings symbolsOf(const ir::Program &program);
+
 /// Inputs for a program made by randomProgram: every argument input with
 /// its dtype and its shape at the symbol values in the program's metadata,
 /// filled from `seed`. Integers are mostly small (zeros included), sometimes
