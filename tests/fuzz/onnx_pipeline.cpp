@@ -12,6 +12,7 @@
 #include "tests/fuzz/harness.h"
 #include "transforms/operators/expansion.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -33,6 +34,8 @@ ir::RunLimits fuzzLimits() {
 /// Beyond this many FLOPs the input is not run (the interpreter manages a
 /// few tens of millions a second).
 constexpr double kMaxFlops = 2e7;
+/// The interpreter stops after the top-level node that passes this.
+constexpr std::chrono::milliseconds kInterpretBudget(1000);
 /// Beyond this many nodes the JIT harness does not compile.
 constexpr std::size_t kMaxJitNodes = 400;
 
@@ -115,7 +118,18 @@ void runOnnx(const std::uint8_t *data, std::size_t size, OnnxBackend backend) {
   std::optional<interp::TensorMap> reference;
   std::string referenceError;
   try {
-    reference = interp::interpret(program, inputs, io);
+    // Step by step, within a time budget: a few loops over a large range
+    // are cheap to describe and slow to interpret.
+    interp::Interpreter it(program, inputs, io);
+    auto deadline = std::chrono::steady_clock::now() + kInterpretBudget;
+    while (!it.done()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        stopped("the interpreter's time budget", "");
+        return;
+      }
+      it.step();
+    }
+    reference = it.outputs();
   } catch (const Error &e) {
     referenceError = e.what();
     stopped("the interpreter", referenceError);

@@ -6,9 +6,16 @@
 /// nothing, statements continue over lines, and a plugin transformation
 /// loaded at start-up is listed by the Transformations dock (its checks
 /// run on the dock's worker thread, which must take Python's lock).
+///
+/// And a plugin that kills the process (`os._exit`, or a segmentation
+/// fault as a broken C extension gives) loses no work: this binary runs
+/// itself as the window that crashes (WEIR_CRASH_CHILD), after saving a
+/// session and making one more step; the session still opens to what was
+/// saved, and the autosave recovers the unsaved step.
 
 #include "app/python_host/plugin_host.h"
 #include "app/python_host/python_console.h"
+#include "app/studio/autosave.h"
 #include "app/studio/document.h"
 #include "app/studio/graph_panel.h"
 #include "app/studio/main_window.h"
@@ -17,9 +24,15 @@
 #include "ir/hash.h"
 #include "tests/gui/gui_test_helpers.h"
 #include "tests/gui/test_environment.h"
+#include "workspace/session.h"
 #include "workspace/workspace.h"
 
 #include <QAction>
+#include <QApplication>
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QTest>
@@ -51,6 +64,8 @@ private slots:
   void wsFollowsTheOpenFile();
   void windowStepsHashAsPythonSteps();
   void pluginTransformationsAreListed();
+  void aCrashingPluginLosesNoWork_data();
+  void aCrashingPluginLosesNoWork();
 
 private:
   workspace::Workspace &ws() { return *window_->document()->workspace(); }
@@ -219,5 +234,127 @@ void PythonDockTest::pluginTransformationsAreListed() {
   QVERIFY(waitForMatches(*window_));
 }
 
-QTEST_MAIN(PythonDockTest)
+namespace {
+
+/// A plugin that matches any access node and kills the process when
+/// applied, the way WEIR_CRASH_MODE says.
+const char *const kCrashPlugin = R"py(import ctypes
+import os
+
+import weir
+
+
+@weir.transformation(id="crash-the-process", tier="fusion",
+                     summary="Kills the process (a test of crash safety)")
+class CrashTheProcess:
+    pattern = weir.Pattern().node("a", "access")
+
+    def can_apply(self, program, match, params):
+        return True
+
+    def apply(self, editor, match, params):
+        if os.environ.get("WEIR_CRASH_MODE") == "segfault":
+            ctypes.string_at(0)  # a read of address 0, as a broken C extension
+        os._exit(70)
+)py";
+
+/// The crashing window (run as a child process): opens the sample, makes two
+/// steps and saves them as FOLDER/saved.weir, makes a third (autosaved, not
+/// saved), prints the two hashes, then applies the crashing plugin.
+int crashChild(int argc, char **argv) {
+  QApplication app(argc, argv);
+  QStandardPaths::setTestModeEnabled(true);
+  const QString folder = qEnvironmentVariable("WEIR_CRASH_CHILD");
+  app::PluginHost python({folder.toStdString()}, false, true);
+  MainWindow w;
+  w.openFile(WEIR_SAMPLE_MODEL);
+  if (!waitForGraph(w))
+    return 2;
+  Document &doc = *w.document();
+  workspace::Workspace &ws = wsOf(w);
+  doc.apply("fold-batchnorm", firstApplicable(ws, "fold-batchnorm"));
+  doc.apply("expand-all", firstApplicable(ws, "expand-all"));
+  QSignalSpy saved(&doc, &Document::saved);
+  doc.save(folder + "/saved.weir");
+  if (saved.isEmpty() && !saved.wait(kTimeoutMs))
+    return 3;
+  const std::uint64_t savedHash = ws.hash();
+  QSignalSpy written(w.autosave(), &Autosave::written);
+  doc.apply("map-fusion", firstApplicable(ws, "map-fusion"));
+  if (!QTest::qWaitFor(
+          [&] { return !written.isEmpty() && !w.autosave()->busy(); },
+          kTimeoutMs))
+    return 4;
+  std::printf("saved %s\nunsaved %s\n", ir::hashHex(savedHash).c_str(),
+              ir::hashHex(ws.hash()).c_str());
+  std::fflush(stdout);
+  doc.apply("crash-the-process", firstApplicable(ws, "crash-the-process"));
+  return 5; // not reached
+}
+
+} // namespace
+
+void PythonDockTest::aCrashingPluginLosesNoWork_data() {
+  QTest::addColumn<QString>("mode");
+  QTest::newRow("os._exit") << "exit";
+  QTest::newRow("segmentation fault") << "segfault";
+}
+
+void PythonDockTest::aCrashingPluginLosesNoWork() {
+  QFETCH(QString, mode);
+  QTemporaryDir folder;
+  QFile plugin(folder.filePath("crash_plugin.py"));
+  QVERIFY(plugin.open(QIODevice::WriteOnly));
+  plugin.write(kCrashPlugin);
+  plugin.close();
+
+  QProcess child;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("WEIR_CRASH_CHILD", folder.path());
+  env.insert("WEIR_CRASH_MODE", mode);
+  // The sanitizers' report of the deliberate fault is not the test's.
+  env.insert("ASAN_OPTIONS", "detect_leaks=0:handle_segv=0");
+  child.setProcessEnvironment(env);
+  child.start(QCoreApplication::applicationFilePath(), {});
+  QVERIFY(child.waitForFinished(120000));
+  const QString out = QString::fromUtf8(child.readAllStandardOutput());
+  const QString err = QString::fromUtf8(child.readAllStandardError());
+  if (mode == "exit") {
+    QCOMPARE(child.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(child.exitCode() == 70, qPrintable(err));
+  } else {
+    QVERIFY2(child.exitStatus() == QProcess::CrashExit, qPrintable(err));
+  }
+  QStringList lines = out.trimmed().split('\n');
+  QCOMPARE(lines.size(), 2);
+  const QString savedHash = lines[0].section(' ', 1);
+  const QString unsavedHash = lines[1].section(' ', 1);
+
+  // The saved session is intact and opens to what was saved.
+  const QString session = folder.filePath("saved.weir");
+  QCOMPARE(QString::fromStdString(ir::hashHex(
+               workspace::openSession(session.toStdString())->hash())),
+           savedHash);
+  // Reopening it offers the autosave, which holds the unsaved step.
+  QCOMPARE(Autosave::recoverable(session), Autosave::fileFor(session));
+  qputenv("WEIR_STUDIO_RECOVER", "yes");
+  MainWindow next;
+  next.openFile(session);
+  QVERIFY(QTest::qWaitFor([&] { return next.document()->recovered(); },
+                          kTimeoutMs));
+  qputenv("WEIR_STUDIO_RECOVER", "no");
+  QCOMPARE(QString::fromStdString(ir::hashHex(wsOf(next).hash())),
+           unsavedHash);
+  QVERIFY(next.document()->isModified());
+}
+
+int main(int argc, char **argv) {
+  if (qEnvironmentVariableIsSet("WEIR_CRASH_CHILD"))
+    return crashChild(argc, argv);
+  QApplication app(argc, argv);
+  app.setAttribute(Qt::AA_Use96Dpi, true);
+  PythonDockTest test;
+  QTEST_SET_MAIN_SOURCE_PATH
+  return QTest::qExec(&test, argc, argv);
+}
 #include "python_dock_test.moc"
