@@ -4,14 +4,11 @@
 #include "ir/validate.h"
 #include "onnx/model_file.h"
 #include "onnx/op_catalog.h"
-#include "onnx/shape_consistency.h"
+#include "onnx/onnx_passes.h"
 #include "onnx/tensor_data.h"
 
-#include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-#include <onnx/version_converter/convert.h>
 
 #include <algorithm>
 #include <cctype>
@@ -404,18 +401,6 @@ private:
   std::map<std::string, ir::NodeId> access_;
 };
 
-/// ONNX's converter, checker and shape inference throw on models they cannot
-/// handle; those are notes, not failures, as long as Weir's checks passed.
-template <typename F> bool tryOnnx(F &&f, std::string &what) {
-  try {
-    f();
-    return true;
-  } catch (const std::exception &e) {
-    what = e.what();
-    return false;
-  }
-}
-
 } // namespace
 
 ImportResult importModel(const std::filesystem::path &path,
@@ -429,47 +414,8 @@ ImportResult importModel(const std::filesystem::path &path,
     ImportResult result;
     ImportReport &report = result.report;
     report.originalOpset = defaultOpset(model);
-    std::string what;
-    if (options.upgradeOpset && report.originalOpset > 0 &&
-        report.originalOpset < options.targetOpset) {
-      onnx::ModelProto upgraded;
-      if (tryOnnx(
-              [&] {
-                upgraded = onnx::version_conversion::ConvertVersion(
-                    model, options.targetOpset);
-              },
-              what)) {
-        model = std::move(upgraded);
-        report.notes.push_back("upgraded from opset " +
-                               std::to_string(report.originalOpset) + " to " +
-                               std::to_string(options.targetOpset));
-      } else {
-        report.notes.push_back("kept opset " +
-                               std::to_string(report.originalOpset) +
-                               ": the version converter failed: " + what);
-      }
-    }
+    runOnnxPasses(model, options, report);
     report.opset = defaultOpset(model);
-    if (options.runOnnxChecker &&
-        !tryOnnx([&] { onnx::checker::check_model(model); }, what))
-      report.notes.push_back("ONNX checker: " + what);
-    if (!tryOnnx(
-            [&] {
-              onnx::ShapeInferenceOptions si(/*check_type=*/false,
-                                             /*error_mode=*/0,
-                                             /*data_prop=*/true);
-              onnx::shape_inference::InferShapes(
-                  model, onnx::OpSchemaRegistry::Instance(), si);
-            },
-            what)) {
-      // A declaration that contradicts the operators is refused outright;
-      // any other stop leaves the shapes unverified: the program can be
-      // looked at and transformed, not run (ir::requireRunnable).
-      if (std::optional<std::string> mismatch = declaredShapeMismatch(model))
-        throw Error(*mismatch);
-      report.notes.push_back("shape inference stopped early: " + what);
-      report.unverifiedShapes = report.notes.back();
-    }
 
     std::map<std::string, int> opsets;
     for (const onnx::OperatorSetIdProto &o : model.opset_import())

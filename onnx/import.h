@@ -6,7 +6,8 @@
 ///
 /// The pipeline, in order: Weir's own safety checks (model_file.h) -> opset
 /// upgrade with ONNX's version converter (where it can) -> ONNX's checker ->
-/// ONNX shape inference with data propagation -> building the program.
+/// ONNX shape inference with data propagation (these three in a child
+/// process, onnx_passes.h) -> building the program.
 
 #include "ir/program.h"
 #include "onnx/limits.h"
@@ -24,6 +25,9 @@ struct ImportOptions {
   int targetOpset = 13;
   /// Run onnx::checker::check_model after Weir's own checks.
   bool runOnnxChecker = true;
+  /// ONNX's passes (onnx_passes.h) run in a child process that is stopped,
+  /// and the model refused, after this many seconds.
+  int passSeconds = 300;
 };
 
 struct ImportReport {

@@ -8,9 +8,11 @@
 # Builds the `fuzz` preset (clang 19, libFuzzer, ASan + UBSan) into
 # build/fuzz. Each harness's working corpus is build/fuzz/corpus/NAME,
 # seeded from tests/fuzz/corpus; findings land in build/fuzz/findings/NAME
-# and its log in build/fuzz/logs/NAME.log. A finding, once fixed, belongs in
-# tests/fuzz/regressions/NAME/, which the suite replays. Exits 1 when any
-# harness found something.
+# and its log in build/fuzz/logs/NAME.log: a crash, a timeout (30 s), an
+# out-of-memory (3 GiB) or a leak is a finding; an input slower than 10 s is
+# kept there too (slow-unit-*) and counted apart. A finding, once fixed,
+# belongs in tests/fuzz/regressions/NAME/, which the suite replays. Exits 1
+# when any harness found something.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
@@ -52,16 +54,18 @@ done
 wait
 
 found=0
-printf '%-16s %12s %9s %8s %8s %9s\n' harness executions exec/s cov corpus findings
+printf '%-16s %12s %9s %8s %8s %9s %6s\n' harness executions exec/s cov corpus \
+  findings slow
 for name in "${harnesses[@]}"; do
   log=$out/logs/$name.log
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
   corpus=$(find "$out/corpus/$name" -type f | wc -l)
-  findings=$(find "$out/findings/$name" -type f | wc -l)
+  findings=$(find "$out/findings/$name" -type f ! -name 'slow-unit-*' | wc -l)
+  slow=$(find "$out/findings/$name" -type f -name 'slow-unit-*' | wc -l)
   found=$((found + findings))
-  printf '%-16s %12s %9s %8s %8s %9s\n' "$name" "${execs:-0}" "${rate:-0}" \
-    "${cov:-0}" "$corpus" "$findings"
+  printf '%-16s %12s %9s %8s %8s %9s %6s\n' "$name" "${execs:-0}" "${rate:-0}" \
+    "${cov:-0}" "$corpus" "$findings" "$slow"
 done
 [ "$found" -eq 0 ]

@@ -502,25 +502,30 @@ private:
     return it->second;
   }
 
-  // Index expressions (ir::Expr), in int64_t.
-  /// Whether a guarded access is in bounds: its dimensions' weir_check
-  /// calls (preamble), joined by &&.
-  std::string checks(const BoundsGuard &g) {
-    std::string what = "\"";
-    for (char ch : g.what) {
+  /// `text` as a C++ string literal.
+  static std::string stringLiteral(const std::string &text) {
+    std::string out = "\"";
+    for (char ch : text) {
       auto byte = static_cast<unsigned char>(ch);
       if (byte < 0x20 || byte == 0x7f) {
         // Three octal digits: a hex escape would swallow the text after it.
         char octal[5];
         std::snprintf(octal, sizeof octal, "\\%03o", byte);
-        what += octal;
+        out += octal;
         continue;
       }
       if (ch == '"' || ch == '\\')
-        what += '\\';
-      what += ch;
+        out += '\\';
+      out += ch;
     }
-    what += "\"";
+    return out + "\"";
+  }
+
+  // Index expressions (ir::Expr), in int64_t.
+  /// Whether a guarded access is in bounds: its dimensions' weir_check
+  /// calls (preamble), joined by &&.
+  std::string checks(const BoundsGuard &g) {
+    std::string what = stringLiteral(g.what);
     std::string out = "(";
     for (std::size_t d = 0; d < g.index.size(); ++d)
       out += (d ? " && " : "") + std::string("weir_check(") +
@@ -835,8 +840,9 @@ private:
       }
     }
     line("// sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, "
-         "ldc)");
-    line("weir_sgemm(" + args + ");");
+         "ldc, room of A, B and C)");
+    line("weir_sgemm(" + args + ", " +
+         stringLiteral(s.label.empty() ? "?" : s.label) + ", weir_status);");
     closeRegion(region);
   }
 

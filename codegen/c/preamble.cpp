@@ -204,10 +204,41 @@ inline float weir_round_bf16(double v) {
 // C = alpha * op(A) * op(B) + beta * C on row-major f32 matrices (BLAS
 // sgemm's contract), each product summed in double in order, as Weir's
 // reference interpreter does. A BLAS sgemm is faster but rounds differently.
+// Each matrix must fit in the room from its first element to its buffer's
+// end (roomA, roomB, roomC); when one does not, nothing is computed, the
+// run's `status` becomes 3 (unless it already failed) and the matrix is
+// described on stderr.
+inline bool weir_sgemm_fits(const char *label, const char *name, int64_t rows,
+                            int64_t cols, int64_t ld, int64_t room,
+                            std::atomic<int> &status) {
+  if (rows <= 0 || cols <= 0)
+    return true;
+  __int128 last = static_cast<__int128>(rows - 1) * ld + cols - 1;
+  if (ld >= cols && last < room)
+    return true;
+  int none = 0;
+  if (status.compare_exchange_strong(none, 3))
+    std::fprintf(stderr,
+                 "weir: gemm '%s': the %lldx%lld matrix %s (leading dimension "
+                 "%lld) does not fit in the %lld elements of its buffer\n",
+                 label, static_cast<long long>(rows),
+                 static_cast<long long>(cols), name,
+                 static_cast<long long>(ld), static_cast<long long>(room));
+  return false;
+}
 inline void weir_sgemm(int64_t transA, int64_t transB, int64_t m, int64_t n,
                        int64_t k, double alpha, const float *a, int64_t lda,
                        const float *b, int64_t ldb, double beta, float *c,
-                       int64_t ldc) {
+                       int64_t ldc, int64_t roomA, int64_t roomB,
+                       int64_t roomC, const char *label,
+                       std::atomic<int> &status) {
+  if (m <= 0 || n <= 0 ||
+      !weir_sgemm_fits(label, "A", transA ? k : m, transA ? m : k, lda, roomA,
+                       status) ||
+      !weir_sgemm_fits(label, "B", transB ? n : k, transB ? k : n, ldb, roomB,
+                       status) ||
+      !weir_sgemm_fits(label, "C", m, n, ldc, roomC, status))
+    return;
 #pragma omp parallel for if (m * n * k > 65536)
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {

@@ -382,9 +382,11 @@ void Emitter::emitStore(const Stmt &s) {
 void Emitter::emitCall(const Stmt &s) {
   if (s.callee != kCallSgemm)
     throw Error("loop IR calls unknown routine '" + s.callee + "'");
-  // weir_sgemm(rt, the arguments in order): pointers, i64 and double.
-  std::vector<llvm::Type *> params{ptr()};
-  std::vector<llvm::Value *> args{scope_.rt};
+  // weir_sgemm(rt, label, the arguments in order): pointers, i64 and
+  // double; the label names the call in a failure.
+  std::vector<llvm::Type *> params{ptr(), ptr()};
+  std::vector<llvm::Value *> args{
+      scope_.rt, b_.CreateGlobalStringPtr(s.label.empty() ? "?" : s.label)};
   for (const CallArg &a : s.args) {
     switch (a.kind) {
     case CallArg::Kind::Pointer:

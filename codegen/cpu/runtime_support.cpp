@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -44,13 +45,48 @@ void zeroFill(RunContext *rt, void *p, std::size_t size) {
 
 extern "C" {
 
+void weir_out_of_bounds(RunContext *rt, const char *what, std::int64_t dim,
+                        std::int64_t index, std::int64_t extent);
+
+/// Whether a `rows` x `cols` matrix `ld` elements per row apart fits in the
+/// `room` elements from its first to its buffer's end (the interpreter's
+/// rule). Reports the first that does not and returns false.
+bool fits(RunContext *rt, const char *label, const char *name,
+          std::int64_t rows, std::int64_t cols, std::int64_t ld,
+          std::int64_t room) {
+  if (rows <= 0 || cols <= 0)
+    return true; // touches nothing
+  __int128 last = static_cast<__int128>(rows - 1) * ld + cols - 1;
+  if (ld >= cols && last < room)
+    return true;
+  std::string what = "gemm '" + std::string(label) + "': the " +
+                     std::to_string(rows) + "x" + std::to_string(cols) +
+                     " matrix " + name + " (leading dimension " +
+                     std::to_string(ld) + ")";
+  if (ld < cols)
+    what += ", whose rows overlap,";
+  weir_out_of_bounds(rt, what.c_str(), 0,
+                     static_cast<std::int64_t>(
+                         last > INT64_MAX ? INT64_MAX : last),
+                     room);
+  return false;
+}
+
 /// Row-major sgemm (ir/primitives.h): Weir's micro-kernel, or OpenBLAS
-/// run on the program's own pool (openblasOnPool).
-void weir_sgemm(RunContext *rt, std::int64_t transA, std::int64_t transB,
-                std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
-                const float *a, std::int64_t lda, const float *b,
-                std::int64_t ldb, double beta, float *c, std::int64_t ldc) {
+/// run on the program's own pool (openblasOnPool). Each matrix must fit in
+/// the room its buffer has (loop_ir.h, "sgemm"); when one does not, the
+/// call does nothing and the run fails.
+void weir_sgemm(RunContext *rt, const char *label, std::int64_t transA,
+                std::int64_t transB, std::int64_t m, std::int64_t n,
+                std::int64_t k, double alpha, const float *a, std::int64_t lda,
+                const float *b, std::int64_t ldb, double beta, float *c,
+                std::int64_t ldc, std::int64_t roomA, std::int64_t roomB,
+                std::int64_t roomC) {
   if (m <= 0 || n <= 0)
+    return;
+  if (!fits(rt, label, "A", transA ? k : m, transA ? m : k, lda, roomA) ||
+      !fits(rt, label, "B", transB ? n : k, transB ? k : n, ldb, roomB) ||
+      !fits(rt, label, "C", m, n, ldc, roomC))
     return;
   GemmArgs g{transA != 0,
              transB != 0,

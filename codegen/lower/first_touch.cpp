@@ -97,7 +97,7 @@ GemmUse gemmUse(const Stmt &s, const std::string &buffer, const Subst &fixed) {
 
 bool isSgemm(const Stmt &s) {
   return s.kind == StmtKind::Call && s.callee == kCallSgemm &&
-         s.args.size() == 13;
+         s.args.size() == kSgemmArgs;
 }
 
 /// An sgemm call with beta 0 writing all of `buffer` (see the header).

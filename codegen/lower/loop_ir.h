@@ -128,8 +128,12 @@ struct CallArg {
 /// The routines a Call may name, with their arguments:
 /// - "sgemm": transA, transB, M, N, K (ints), alpha (float), A, lda, B, ldb,
 ///   beta, C, ldc — row-major C = alpha * op(A) * op(B) + beta * C
-///   (ir/primitives.h).
+///   (ir/primitives.h) — then, for A, B and C, the elements from the
+///   matrix's first to the end of its buffer: the call checks that each
+///   matrix fits there, as the interpreter does, and refuses to run when
+///   one does not (every backend; no proof is needed).
 inline constexpr const char *kCallSgemm = "sgemm";
+inline constexpr std::size_t kSgemmArgs = 16;
 
 struct Stmt {
   StmtKind kind = StmtKind::Block;

@@ -32,6 +32,7 @@ void Lowerer::lowerGemm(const ir::StateView &plan, const ir::Node &n,
   };
   std::string cName;
   ir::Expr cOffset;
+  std::vector<CallArg> room; // per matrix, in argument order
   auto matrix = [&](bool output, const std::string &conn) {
     const ir::Edge &e = find(output, conn);
     const std::string &name = e.memlet.container;
@@ -43,25 +44,35 @@ void Lowerer::lowerGemm(const ir::StateView &plan, const ir::Node &n,
     for (const ir::Range &r : e.memlet.subset.dims)
       origin.push_back(subst(r.begin));
     noteAccess(name, origin, output);
+    ir::Expr first = flatten(name, origin);
     if (output) {
       cName = name;
-      cOffset = flatten(name, origin);
+      cOffset = first;
     }
-    return CallArg::pointer(buffer(name), c.dtype, flatten(name, origin));
+    // The elements from the first to the buffer's end: the call checks
+    // its matrix fits there (runtime_support.h, weir_sgemm).
+    room.push_back(CallArg::integer(subst(c.elementCount()) - first));
+    return CallArg::pointer(buffer(name), c.dtype, first);
   };
   // A library call parallelizes itself: the maps around it stay serial.
   for (AccessLog *log : logs_)
     log->callsLibrary = true;
   using A = CallArg;
-  out.push_back(callStmt(kCallSgemm,
-                         {A::integer(call.transA), A::integer(call.transB),
-                          A::integer(subst(call.m)), A::integer(subst(call.n)),
-                          A::integer(subst(call.k)), A::real(call.alpha),
-                          matrix(false, "A"), A::integer(subst(call.lda)),
-                          matrix(false, "B"), A::integer(subst(call.ldb)),
-                          A::real(call.beta), matrix(true, "C"),
-                          A::integer(subst(call.ldc))},
-                         n.label));
+  std::vector<CallArg> args = {A::integer(call.transA),
+                               A::integer(call.transB),
+                               A::integer(subst(call.m)),
+                               A::integer(subst(call.n)),
+                               A::integer(subst(call.k)),
+                               A::real(call.alpha)};
+  args.push_back(matrix(false, "A"));
+  args.push_back(A::integer(subst(call.lda)));
+  args.push_back(matrix(false, "B"));
+  args.push_back(A::integer(subst(call.ldb)));
+  args.push_back(A::real(call.beta));
+  args.push_back(matrix(true, "C"));
+  args.push_back(A::integer(subst(call.ldc)));
+  args.insert(args.end(), room.begin(), room.end());
+  out.push_back(callStmt(kCallSgemm, std::move(args), n.label));
   if (!call.epilogue.empty())
     lowerEpilogue(plan, n, call, cName, cOffset, out);
 }
@@ -82,11 +93,16 @@ void Lowerer::lowerEpilogue(const ir::StateView &plan, const ir::Node &n,
   enclosing_.insert(j);
   ir::Expr row = ir::Expr::symbol(i), col = ir::Expr::symbol(j);
 
+  ir::Expr m = subst(call.m), nCols = subst(call.n);
+  bounds_.enter(i, {ir::Expr(0), m, ir::Expr(1)});
+  bounds_.enter(j, {ir::Expr(0), nCols, ir::Expr(1)});
+  const std::string what = ir::describe(n) + ": gemm epilogue";
   std::vector<StmtPtr> body;
   ir::tasklet::ConnectorTypes inTypes{{"acc", ir::DType::F32}};
   ir::Expr cAt = cOffset + row * subst(call.ldc) + col;
-  body.push_back(
-      assign(localName(n.id, "acc"), load(ir::DType::F32, buffer(cName), cAt)));
+  GuardPtr cGuard = flatGuard(cName, cAt, what + ", C");
+  body.push_back(assign(localName(n.id, "acc"),
+                        load(ir::DType::F32, buffer(cName), cAt, cGuard)));
   auto inIt = plan.in.find(n.id);
   for (const ir::GemmOperand &o : call.operands) {
     const ir::Connector &conn = *n.findInput(o.connector);
@@ -106,18 +122,22 @@ void Lowerer::lowerEpilogue(const ir::StateView &plan, const ir::Node &n,
     noteAccess(name, origin, false);
     ir::Expr at =
         flatten(name, origin) + row * subst(o.row) + col * subst(o.col);
-    body.push_back(assign(localName(n.id, conn.name),
-                          cast(conn.dtype, load(program_.container(name).dtype,
-                                                buffer(name), at))));
+    body.push_back(assign(
+        localName(n.id, conn.name),
+        cast(conn.dtype,
+             load(program_.container(name).dtype, buffer(name), at,
+                  flatGuard(name, at, what + ", operand '" + conn.name +
+                                          "'")))));
   }
   lowerCode(n, *code, inTypes, {{"C", ir::DType::F32}}, body);
-  body.push_back(
-      store(buffer(cName), cAt, local(ir::DType::F32, localName(n.id, "C"))));
+  body.push_back(store(buffer(cName), cAt,
+                       local(ir::DType::F32, localName(n.id, "C")), cGuard));
+  bounds_.leave(j);
+  bounds_.leave(i);
 
   // Rows are disjoint (ldc >= N) and operands are read-only, so both loops
   // are free of dependences; the rows run in parallel unless an enclosing
   // map may itself become a parallel loop.
-  ir::Expr m = subst(call.m), nCols = subst(call.n);
   auto known = (m * nCols).asConstant();
   bool parallel =
       parallelDepth_ == 0 && (!known || *known >= opt_.minParallelIterations);

@@ -91,6 +91,11 @@ private:
   /// `what` names the access for the message (BoundsGuard::what).
   GuardPtr guard(const std::string &container,
                  const std::vector<ir::Expr> &index, const std::string &what);
+  /// The same for an access at flat element `index` of `container` (a
+  /// library call's matrix, an epilogue's operand): in bounds when
+  /// 0 <= index < its element count, the size of its buffer.
+  GuardPtr flatGuard(const std::string &container, const ir::Expr &index,
+                     const std::string &what);
   static std::string localName(NodeId tasklet, const std::string &name) {
     return "t" + std::to_string(tasklet) + "_" + name;
   }

@@ -123,6 +123,21 @@ GuardPtr Lowerer::guard(const std::string &container,
   return g;
 }
 
+GuardPtr Lowerer::flatGuard(const std::string &container,
+                            const ir::Expr &index, const std::string &what) {
+  const ir::Container &c = program_.container(container);
+  ir::Expr count = subst(c.elementCount());
+  if (!opt_.checkAllAccesses && bounds_.inBounds(index, count))
+    return nullptr;
+  auto g = std::make_shared<BoundsGuard>();
+  g->index = {index};
+  g->extent = {count};
+  g->what = what + " of container '" + container + "' " +
+            std::string(ir::dtypeName(c.dtype)) + "[" + count.str() +
+            " elements]";
+  return g;
+}
+
 std::vector<ir::Expr> Lowerer::pointIndex(const ir::Node &n, const ir::Edge &e,
                                           const std::string &conn) {
   const ir::Container &c = program_.container(e.memlet.container);

@@ -179,6 +179,21 @@ if(NOT loop MATCHES "checked [a-z_0-9]+\\[")
   message(FATAL_ERROR "run --checked: no guarded access in the loop IR\n${loop}")
 endif()
 
+# The limits (ir/limits.h): a symbol bound to a huge value, and a tensor
+# past 4 GiB, are refused by name before anything is allocated.
+run_weir(out status run ${SOURCE_DIR}/resources/models/mlp.onnx
+         --dim N=100000000000)
+expect_status(1 "${status}" "run --dim N=1e11" "${out}")
+if(NOT out MATCHES "symbol 'N' is bound to 100000000000, more than the limit")
+  message(FATAL_ERROR "run --dim N=1e11: not refused by the limit\n${out}")
+endif()
+run_weir(out status run ${SOURCE_DIR}/resources/models/mlp.onnx
+         --dim N=10000000)
+expect_status(1 "${status}" "run --dim N=1e7" "${out}")
+if(NOT out MATCHES "container '[a-z0-9_]+' would take [0-9.]+ GiB, more than the limit of 4.0 GiB")
+  message(FATAL_ERROR "run --dim N=1e7: not refused by the limit\n${out}")
+endif()
+
 # Plugins. The default folders are a convenience: a broken plugin there,
 # or a `weir` package that does not import, is one warning line naming the
 # folder and the reason, and a command that applies no plugin still works.

@@ -13,6 +13,8 @@
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/validate.h"
+#include "onnx/import.h"
+#include "transforms/operators/expansion.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -108,6 +110,68 @@ TEST(BoundsGuard, CheckingEveryAccessChangesNoResult) {
   for (std::int64_t k = 0; k < 6; ++k) {
     EXPECT_EQ(a.at("y").getAsDouble(k), want.at("y").getAsDouble(k)) << k;
     EXPECT_EQ(b.at("y").getAsDouble(k), want.at("y").getAsDouble(k)) << k;
+  }
+}
+
+/// A gemm primitive whose sizes claim more than its buffers hold (a hostile
+/// program file: the validator checks the attributes' form, not what they
+/// make the call touch) fails the run without the call, naming the matrix.
+TEST(BoundsGuard, AGemmCallPastItsBufferFailsTheRun) {
+  ir::Program p = onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
+                                           "/resources/models/mlp.onnx")
+                      .program;
+  operators::expandAll(p);
+  ir::Node *gemm = nullptr;
+  for (ir::State &s : p.states)
+    for (ir::Node &n : s.nodes)
+      if (n.kind == ir::NodeKind::Primitive && !gemm)
+        gemm = &n;
+  ASSERT_NE(gemm, nullptr);
+  // The call carries each matrix's room in its buffer, and checks it.
+  EXPECT_THAT(print(lower(p)),
+              HasSubstr("&fc1_matmul_out[0], 128, N*64, 8192, N*128)"));
+  interp::TensorMap inputs;
+  inputs["input"] = runtime::Tensor(ir::DType::F32, {2, 64});
+  CompileOptions o;
+  o.useCache = false;
+  EXPECT_NO_THROW(compile(p, o).run(inputs));
+  inputs["input"] = runtime::Tensor(ir::DType::F32, {0, 64});
+  EXPECT_NO_THROW(compile(p, o).run(inputs)); // an empty batch: no call
+
+  // Twice the rows of A and C it has.
+  ir::Attributes &a = std::get<ir::PrimitiveData>(gemm->payload).attributes;
+  a["M"] = (ir::parseExpr(std::get<std::string>(a["M"])) * 2).str();
+  ASSERT_FALSE(ir::hasErrors(ir::validate(p)));
+  inputs["input"] = runtime::Tensor(ir::DType::F32, {2, 64});
+  try {
+    compile(p, o).run(inputs);
+    FAIL() << "the gemm call ran past its buffers";
+  } catch (const Error &err) {
+    EXPECT_THAT(err.what(), HasSubstr("the 4x64 matrix A (leading "
+                                      "dimension 64) is out of bounds in "
+                                      "dimension 0: index 255 outside "
+                                      "[0, 128)"));
+  }
+  // The interpreter refuses the same call.
+  EXPECT_THROW(interp::interpret(p, inputs), Error);
+}
+
+/// The compile limit (ir/limits.h): a program that lowers to more loop
+/// statements than allowed is refused before code is made.
+TEST(Limits, LoweringPastTheStatementLimitIsRefused) {
+  ir::Program p = fixtures::readsInside();
+  std::size_t statements = codegen::statementCount(*codegen::lower(p).body);
+  codegen::LowerOptions options;
+  options.maxStatements = statements;
+  EXPECT_NO_THROW(codegen::lower(p, options));
+  options.maxStatements = statements - 1;
+  try {
+    codegen::lower(p, options);
+    FAIL() << "lowered past the limit";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(
+                              "loop statements, more than the limit of " +
+                              std::to_string(statements - 1)));
   }
 }
 

@@ -385,6 +385,23 @@ def build(root):
            "an Add with one input", ser(finish(g)), detail="node 'add' (add)",
            expect="unexpandable")
 
+    # The structure-aware fuzzer's first find: LayerNormalization with axis
+    # -131072 makes ONNX 1.12's shape inference index outside a vector and
+    # crash the process. ONNX's passes run in a child process
+    # (onnx/onnx_passes.h), so the crash is a refusal naming the pass.
+    g = helper.make_graph(
+        [helper.make_node("LayerNormalization", ["X", "W", "B"], ["Y"],
+                          name="ln", axis=-131072)], "hostile",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("W", TensorProto.FLOAT, [4]),
+         helper.make_tensor_value_info("B", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 4])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    c.case("onnx_pass_crashes", "crashed on this model",
+           "LayerNormalization axis -131072: ONNX's shape inference crashes",
+           ser(m), detail="shape inference")
+
     # ---- 23: not a regular file -------------------------------------------
     d = c.case("model_is_directory", "not a regular file",
                "the model path is a directory (named model.onnx)", model_name="model.onnx")

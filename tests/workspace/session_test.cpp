@@ -6,6 +6,7 @@
 #include "ir/atomic_file.h"
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "ir/limits.h"
 #include "workspace/recipe.h"
 #include "workspace/session.h"
 #include "workspace/sha256.h"
@@ -383,6 +384,19 @@ TEST(Recipe, ErrorsNameTheProblem) {
   });
   EXPECT_THAT(
       msg, HasSubstr("p.recipe: recipe step 2: \"params\" must be an object"));
+}
+
+TEST(Recipe, MoreStepsThanTheLimitAreRefused) {
+  std::string steps;
+  for (std::size_t i = 0; i <= ir::kMaxRecipeSteps; ++i)
+    steps += std::string(i ? "," : "") + R"({"transformation": "x"})";
+  std::string msg = errorOf([&] {
+    Recipe::parse(R"({"format": "weir-recipe", "version": 1, "steps": [)" +
+                      steps + "]}",
+                  "long.recipe");
+  });
+  EXPECT_THAT(msg, HasSubstr("long.recipe: recipe has 100001 steps, more "
+                             "than the limit of 100000"));
 }
 
 TEST(Recipe, AsPython) {
