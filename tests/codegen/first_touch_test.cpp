@@ -46,7 +46,10 @@ StmtPtr gemm(Expr offset, std::int64_t m, std::int64_t n, double beta) {
        CallArg::pointer("A", DType::F32, Expr(0)), CallArg::integer(Expr(4)),
        CallArg::pointer("X", DType::F32, Expr(0)), CallArg::integer(Expr(n)),
        CallArg::real(beta), CallArg::pointer("B", DType::F32, offset),
-       CallArg::integer(Expr(n))});
+       CallArg::integer(Expr(n)),
+       // the room of A, X and B from their first elements
+       CallArg::integer(Expr(m * 4)), CallArg::integer(Expr(4 * n)),
+       CallArg::integer(Expr(1 << 20) - offset)});
 }
 
 TEST(FirstTouch, RowMajorNestWritesWhole) {

@@ -390,12 +390,15 @@ def build(root):
     # crash the process. ONNX's passes run in a child process
     # (onnx/onnx_passes.h), so the crash is a refusal naming the pass.
     g = helper.make_graph(
-        [helper.make_node("LayerNormalization", ["X", "W", "B"], ["Y"],
-                          name="ln", axis=-131072)], "hostile",
+        [helper.make_node("LayerNormalization", ["X", "W", "B"],
+                          ["Y", "Mean", "InvStdDev"], name="ln",
+                          axis=-131072)], "hostile",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 4]),
          helper.make_tensor_value_info("W", TensorProto.FLOAT, [4]),
          helper.make_tensor_value_info("B", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 4])])
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("Mean", TensorProto.FLOAT, [3, 1]),
+         helper.make_tensor_value_info("InvStdDev", TensorProto.FLOAT, [3, 1])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     c.case("onnx_pass_crashes", "crashed on this model",
