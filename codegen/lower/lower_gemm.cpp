@@ -50,7 +50,7 @@ void Lowerer::lowerGemm(const ir::StateView &plan, const ir::Node &n,
       cOffset = first;
     }
     // The elements from the first to the buffer's end: the call checks
-    // its matrix fits there (runtime_support.h, weir_sgemm).
+    // its matrix fits there (weir_sgemm, codegen/cpu/runtime_support.cpp).
     room.push_back(CallArg::integer(subst(c.elementCount()) - first));
     return CallArg::pointer(buffer(name), c.dtype, first);
   };

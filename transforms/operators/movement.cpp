@@ -107,6 +107,10 @@ void expandConcat(ExpansionContext &ctx) {
   for (const ir::Container *in : ctx.variadicInputs("inputs")) {
     if (!in)
       ctx.fail("an input is missing");
+    if (in->shape.size() != y.shape.size())
+      ctx.fail("input '" + in->name + "' has rank " +
+               std::to_string(in->shape.size()) + ", the output rank " +
+               std::to_string(y.shape.size()));
     auto params = ExpansionContext::params(in->shape.size());
     auto idx = ExpansionContext::indices(params);
     auto outIdx = idx;
