@@ -21,6 +21,15 @@ const ir::Container &firstOutput(ExpansionContext &ctx) {
   return ctx.requireOutputAt(0);
 }
 
+/// Refuses the node unless `a` and `b` have the same rank (a damaged model
+/// can declare any shapes; the index maps below assume they agree).
+void requireSameRank(ExpansionContext &ctx, const ir::Container &a,
+                     const ir::Container &b) {
+  if (a.shape.size() != b.shape.size())
+    ctx.fail("'" + a.name + "' has rank " + std::to_string(a.shape.size()) +
+             ", '" + b.name + "' rank " + std::to_string(b.shape.size()));
+}
+
 /// A map over `out`'s shape copying in[inIndex(outIndex)] to out[outIndex].
 void copyOver(ExpansionContext &ctx, const ir::Container &in,
               const ir::Container &out,
@@ -77,6 +86,7 @@ void expandReshape(ExpansionContext &ctx) {
 void expandTranspose(ExpansionContext &ctx) {
   const ir::Container &x = firstInput(ctx);
   const ir::Container &y = firstOutput(ctx);
+  requireSameRank(ctx, x, y);
   std::size_t rank = x.shape.size();
   std::vector<std::int64_t> perm;
   for (std::size_t k = rank; k-- > 0;)
@@ -107,10 +117,7 @@ void expandConcat(ExpansionContext &ctx) {
   for (const ir::Container *in : ctx.variadicInputs("inputs")) {
     if (!in)
       ctx.fail("an input is missing");
-    if (in->shape.size() != y.shape.size())
-      ctx.fail("input '" + in->name + "' has rank " +
-               std::to_string(in->shape.size()) + ", the output rank " +
-               std::to_string(y.shape.size()));
+    requireSameRank(ctx, *in, y);
     auto params = ExpansionContext::params(in->shape.size());
     auto idx = ExpansionContext::indices(params);
     auto outIdx = idx;
@@ -133,6 +140,7 @@ void expandSplit(ExpansionContext &ctx) {
   Expr offset(0);
   for (const ir::Connector &conn : ctx.node().outputs) {
     const ir::Container &y = ctx.requireOutput(conn.name);
+    requireSameRank(ctx, x, y);
     Expr off = offset;
     copyOver(ctx, x, y, [&](const std::vector<Expr> &o) {
       auto in = o;
@@ -159,8 +167,7 @@ void expandExpand(ExpansionContext &ctx) {
 void expandTile(ExpansionContext &ctx) {
   const ir::Container &x = ctx.requireInput("input");
   const ir::Container &y = firstOutput(ctx);
-  if (x.shape.size() != y.shape.size())
-    ctx.fail("input and output ranks differ");
+  requireSameRank(ctx, x, y);
   copyOver(ctx, x, y, [&](const std::vector<Expr> &o) {
     std::vector<Expr> in;
     for (std::size_t k = 0; k < o.size(); ++k)
@@ -174,6 +181,7 @@ Expr absExpr(const Expr &e) { return max(e, -e); }
 void expandPad(ExpansionContext &ctx) {
   const ir::Container &x = ctx.requireInput("data");
   const ir::Container &y = firstOutput(ctx);
+  requireSameRank(ctx, x, y);
   std::size_t rank = x.shape.size();
   auto pads = ctx.constantInts("pads");
   if (!pads)
@@ -266,7 +274,11 @@ void expandDepthToSpace(ExpansionContext &ctx) {
   const ir::Container &y = firstOutput(ctx);
   if (x.shape.size() != 4)
     ctx.fail("only 4-D inputs are handled");
-  Expr b(ctx.intAttr("blocksize", 0));
+  requireSameRank(ctx, x, y);
+  std::int64_t blocksize = ctx.intAttr("blocksize", 0);
+  if (blocksize < 1)
+    ctx.fail("blocksize must be at least 1, not " + std::to_string(blocksize));
+  Expr b(blocksize);
   std::string mode = ctx.stringAttr("mode", "DCR");
   if (mode != "DCR" && mode != "CRD")
     ctx.fail("mode '" + mode + "' is not handled");
@@ -284,7 +296,11 @@ void expandSpaceToDepth(ExpansionContext &ctx) {
   const ir::Container &y = firstOutput(ctx);
   if (x.shape.size() != 4)
     ctx.fail("only 4-D inputs are handled");
-  Expr b(ctx.intAttr("blocksize", 0));
+  requireSameRank(ctx, x, y);
+  std::int64_t blocksize = ctx.intAttr("blocksize", 0);
+  if (blocksize < 1)
+    ctx.fail("blocksize must be at least 1, not " + std::to_string(blocksize));
+  Expr b(blocksize);
   const Expr &c = x.shape[1];
   copyOver(ctx, x, y, [&](const std::vector<Expr> &o) {
     Expr ch = mod(o[1], c), blk = floorDiv(o[1], c);
