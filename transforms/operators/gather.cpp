@@ -213,6 +213,10 @@ void expandSlice(ExpansionContext &ctx) {
   if (startsIn.shape.size() != 1)
     ctx.fail("starts is not 1-D");
   std::int64_t count = ctx.constantDim(startsIn.shape[0]);
+  // Each entry slices a different axis.
+  if (count < 0 || count > static_cast<std::int64_t>(rank))
+    ctx.fail("starts has " + std::to_string(count) + " entries for rank " +
+             std::to_string(rank));
   std::optional<std::vector<std::int64_t>> axes;
   if (ctx.input("axes")) {
     axes = ctx.constantInts("axes");
