@@ -22,6 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// In a sanitized build (asan, fuzz) the runtime's hook for a fatal report;
+// absent otherwise.
+extern "C" __attribute__((weak)) void
+__sanitizer_set_death_callback(void (*callback)(void));
+
 namespace weir::onnx_import {
 namespace {
 
@@ -207,6 +212,8 @@ void runOnnxPasses(onnx::ModelProto &model, const ImportOptions &options,
     // input: the crash is contained, and the parent reports it).
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL})
       std::signal(sig, SIG_DFL);
+    if (__sanitizer_set_death_callback)
+      __sanitizer_set_death_callback(nullptr);
     ::close(fds[0]);
     Sender out(fds[1]);
     try {
