@@ -159,11 +159,10 @@ void runPasses(onnx::ModelProto &model, const ImportOptions &options,
   out.send(Tag::Done);
 }
 
-/// Reads everything the child sends until it closes the pipe, or throws
-/// when the deadline passes first.
-std::string receive(int fd, pid_t child, int seconds,
-                    const std::string &lastPassSoFar) {
-  std::string data;
+/// Reads what the child sends into `data` until it closes the pipe.
+/// Returns false when the deadline passes first; the child is then killed
+/// and reaped.
+bool receive(int fd, pid_t child, int seconds, std::string &data) {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   char buffer[1 << 16];
@@ -178,14 +177,13 @@ std::string receive(int fd, pid_t child, int seconds,
     if (ready == 0) {
       ::kill(child, SIGKILL);
       ::waitpid(child, nullptr, 0);
-      throw Error("ONNX's passes (" + lastPassSoFar + ") did not finish in " +
-                  std::to_string(seconds) + " s; the model was not imported");
+      return false;
     }
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
-      return data;
+      return true;
     data.append(buffer, static_cast<std::size_t>(n));
   }
 }
@@ -225,18 +223,13 @@ void runOnnxPasses(onnx::ModelProto &model, const ImportOptions &options,
   }
   ::close(fds[1]);
   std::string data;
-  try {
-    data = receive(fds[0], child, options.passSeconds, "the first pass");
-  } catch (...) {
-    ::close(fds[0]);
-    throw;
-  }
+  const bool finished = receive(fds[0], child, options.passSeconds, data);
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (finished && ::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
 
-  std::string pass = "start-up", mismatch, modelBytes;
+  std::string pass = "passes", mismatch, modelBytes;
   bool done = false, dataOmitted = false;
   std::size_t at = 0;
   while (at + 9 <= data.size()) {
@@ -260,6 +253,10 @@ void runOnnxPasses(onnx::ModelProto &model, const ImportOptions &options,
     case Tag::Done: done = true; break;
     }
   }
+  if (!finished)
+    throw Error("ONNX's " + pass + " did not finish in " +
+                std::to_string(options.passSeconds) +
+                " s; the model was not imported");
   if (WIFSIGNALED(status))
     throw Error("ONNX's " + pass + " crashed on this model (" +
                 ::strsignal(WTERMSIG(status)) +

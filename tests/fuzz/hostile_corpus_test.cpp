@@ -82,4 +82,22 @@ TEST(HostileCorpus, ValidExternalDataStillLoads) {
   EXPECT_EQ(first, 1.0f);
 }
 
+/// ONNX's passes run in a child process with a time limit
+/// (onnx/onnx_passes.h): past it, the child is stopped and the model
+/// refused, naming the pass. With no time at all, even the control is.
+TEST(HostileCorpus, OnnxPassesPastTheirTimeLimitAreStopped) {
+  fs::path model =
+      fs::path(WEIR_HOSTILE_CORPUS_DIR) / "control_external" / "model.onnx";
+  onnx_import::ImportOptions options;
+  options.passSeconds = 0;
+  try {
+    onnx_import::importModel(model, options);
+    FAIL() << "imported without its passes";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("did not finish in 0 s"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 } // namespace
