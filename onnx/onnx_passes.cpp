@@ -32,12 +32,12 @@ namespace {
 
 /// What the child sends, each record a tag, a 64-bit length and the bytes.
 enum class Tag : char {
-  Pass = 'S',       ///< the pass that starts now (named in a crash)
-  Note = 'N',       ///< a line for ImportReport::notes
-  Unverified = 'U', ///< a note that also makes the shapes unverified
-  Mismatch = 'M',   ///< a declared shape the operators contradict
+  Pass = 'S',        ///< the pass that starts now (named in a crash)
+  Note = 'N',        ///< a line for ImportReport::notes
+  Unverified = 'U',  ///< a note that also makes the shapes unverified
+  Mismatch = 'M',    ///< a declared shape the operators contradict
   DataOmitted = 'D', ///< the model's initializers come without their data
-  Model = 'P',      ///< the model the passes made
+  Model = 'P',       ///< the model the passes made
   Done = 'E',
 };
 
@@ -241,16 +241,28 @@ void runOnnxPasses(onnx::ModelProto &model, const ImportOptions &options,
     std::string bytes = data.substr(at + 9, n);
     at += 9 + n;
     switch (tag) {
-    case Tag::Pass: pass = bytes; break;
-    case Tag::Note: report.notes.push_back(bytes); break;
+    case Tag::Pass:
+      pass = bytes;
+      break;
+    case Tag::Note:
+      report.notes.push_back(bytes);
+      break;
     case Tag::Unverified:
       report.notes.push_back(bytes);
       report.unverifiedShapes = bytes;
       break;
-    case Tag::Mismatch: mismatch = bytes; break;
-    case Tag::DataOmitted: dataOmitted = true; break;
-    case Tag::Model: modelBytes = std::move(bytes); break;
-    case Tag::Done: done = true; break;
+    case Tag::Mismatch:
+      mismatch = bytes;
+      break;
+    case Tag::DataOmitted:
+      dataOmitted = true;
+      break;
+    case Tag::Model:
+      modelBytes = std::move(bytes);
+      break;
+    case Tag::Done:
+      done = true;
+      break;
     }
   }
   if (!finished)

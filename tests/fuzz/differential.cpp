@@ -61,7 +61,8 @@ struct Subject {
 Subject subject(int seq, std::uint64_t seed) {
   if (seq % 3 == 2) {
     Subject s{"randprog::randomProgram(" + std::to_string(seed) + ")",
-              randprog::randomProgram(seed), {}};
+              randprog::randomProgram(seed),
+              {}};
     s.inputs = randprog::randomInputs(s.program, 11);
     s.symbols = randprog::symbolsOf(s.program);
     return s;
@@ -115,10 +116,10 @@ void checkVersion(const Subject &subject, const workspace::Workspace &ws,
     if (!c.ok)
       fail(subject, ws,
            "the JIT and the interpreter differ on output '" + name + "': " +
-               (c.problem.empty() ? std::to_string(c.mismatches) +
-                                        " elements, max abs error " +
-                                        std::to_string(c.maxAbs)
-                                  : c.problem));
+               (c.problem.empty()
+                    ? std::to_string(c.mismatches) +
+                          " elements, max abs error " + std::to_string(c.maxAbs)
+                    : c.problem));
     identical &= c.maxAbs == 0;
   }
   workspace::VerifyOptions vo;
@@ -127,8 +128,7 @@ void checkVersion(const Subject &subject, const workspace::Workspace &ws,
   vo.dims = subject.symbols;
   workspace::VerifyReport report = ws.verify(vo);
   if (!report.ok)
-    fail(subject, ws,
-         "the version differs from the subject: " + report.str());
+    fail(subject, ws, "the version differs from the subject: " + report.str());
   ++counts.versions;
   counts.bitIdentical += identical;
 }
@@ -162,8 +162,8 @@ int main(int argc, char **argv) {
         try {
           checkVersion(start, ws, counts);
         } catch (const Error &e) {
-          fail(start, ws, std::string("running the version failed: ") +
-                              e.what());
+          fail(start, ws,
+               std::string("running the version failed: ") + e.what());
         }
       }
     };
@@ -220,9 +220,9 @@ int main(int argc, char **argv) {
       visit();
     }
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - began)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+          .count();
   std::printf("differential fuzz: %d sequences of %d steps (seed %llu) in "
               "%.0f s: %d applied, %d refused, %d undone, %d redone, %d "
               "reverted; %d versions run by the interpreter and the JIT (%d "

@@ -19,24 +19,37 @@ template <typename T> T pick(Rng &rng, std::initializer_list<T> choices) {
 /// or huge.
 std::int64_t nastyInt(Rng &rng, std::int64_t was) {
   switch (rng() % 8) {
-  case 0: return 0;
-  case 1: return -1;
-  case 2: return was + 1;
-  case 3: return was - 1;
-  case 4: return was * 2;
-  case 5: return std::int64_t(1) << (rng() % 63);
-  case 6: return -(std::int64_t(1) << (rng() % 63));
-  default: return static_cast<std::int64_t>(rng() % 17);
+  case 0:
+    return 0;
+  case 1:
+    return -1;
+  case 2:
+    return was + 1;
+  case 3:
+    return was - 1;
+  case 4:
+    return was * 2;
+  case 5:
+    return std::int64_t(1) << (rng() % 63);
+  case 6:
+    return -(std::int64_t(1) << (rng() % 63));
+  default:
+    return static_cast<std::int64_t>(rng() % 17);
   }
 }
 
 void mutateShape(onnx::TensorShapeProto &shape, Rng &rng) {
   int dims = shape.dim_size();
   switch (dims == 0 ? 0 : rng() % 5) {
-  case 0: shape.add_dim()->set_dim_value(nastyInt(rng, 1)); return;
-  case 1: shape.mutable_dim()->RemoveLast(); return;
-  case 2: shape.mutable_dim(rng() % dims)->set_dim_param(
-              pick<const char *>(rng, {"N", "batch", "", "1x"}));
+  case 0:
+    shape.add_dim()->set_dim_value(nastyInt(rng, 1));
+    return;
+  case 1:
+    shape.mutable_dim()->RemoveLast();
+    return;
+  case 2:
+    shape.mutable_dim(rng() % dims)
+        ->set_dim_param(pick<const char *>(rng, {"N", "batch", "", "1x"}));
     return;
   default: {
     auto *d = shape.mutable_dim(rng() % dims);
@@ -80,9 +93,9 @@ bool mutateAttribute(onnx::GraphProto &g, Rng &rng) {
   if (n.attribute_size() == 0 || rng() % 5 == 0) {
     // A new attribute the operator may or may not know.
     onnx::AttributeProto *a = n.add_attribute();
-    a->set_name(pick<const char *>(
-        rng, {"axis", "group", "kernel_shape", "pads", "strides", "perm",
-              "keepdims", "alpha", "transA", "dilations"}));
+    a->set_name(pick<const char *>(rng, {"axis", "group", "kernel_shape",
+                                         "pads", "strides", "perm", "keepdims",
+                                         "alpha", "transA", "dilations"}));
     a->set_type(onnx::AttributeProto::INTS);
     for (int k = rng() % 5; k-- > 0;)
       a->add_ints(nastyInt(rng, 1));
@@ -90,7 +103,9 @@ bool mutateAttribute(onnx::GraphProto &g, Rng &rng) {
   }
   onnx::AttributeProto &a = *n.mutable_attribute(rng() % n.attribute_size());
   switch (a.type()) {
-  case onnx::AttributeProto::INT: a.set_i(nastyInt(rng, a.i())); break;
+  case onnx::AttributeProto::INT:
+    a.set_i(nastyInt(rng, a.i()));
+    break;
   case onnx::AttributeProto::FLOAT:
     a.set_f(pick<float>(rng, {0.f, -1.f, 1e30f, -1e-30f, a.f() * 2}));
     break;
@@ -105,8 +120,7 @@ bool mutateAttribute(onnx::GraphProto &g, Rng &rng) {
     }
     break;
   default:
-    a.set_type(pick(rng, {onnx::AttributeProto::INT,
-                          onnx::AttributeProto::INTS,
+    a.set_type(pick(rng, {onnx::AttributeProto::INT, onnx::AttributeProto::INTS,
                           onnx::AttributeProto::FLOAT}));
   }
   return true;
@@ -125,7 +139,9 @@ bool mutateInitializer(onnx::GraphProto &g, Rng &rng) {
       t.add_dims(nastyInt(rng, 1));
     }
     break;
-  case 1: t.add_dims(pick<std::int64_t>(rng, {1, 2, 0})); break;
+  case 1:
+    t.add_dims(pick<std::int64_t>(rng, {1, 2, 0}));
+    break;
   case 2:
     t.set_data_type(static_cast<int>(rng() % 17));
     break;
@@ -196,10 +212,21 @@ std::optional<std::string> mutateModel(std::string_view bytes,
   for (int tries = 0; tries < 8; ++tries) {
     bool changed = false;
     switch (rng() % 8) {
-    case 0: case 1: changed = mutateDeclaredValue(g, rng); break;
-    case 2: case 3: case 4: changed = mutateAttribute(g, rng); break;
-    case 5: changed = mutateInitializer(g, rng); break;
-    case 6: changed = mutateNode(g, rng); break;
+    case 0:
+    case 1:
+      changed = mutateDeclaredValue(g, rng);
+      break;
+    case 2:
+    case 3:
+    case 4:
+      changed = mutateAttribute(g, rng);
+      break;
+    case 5:
+      changed = mutateInitializer(g, rng);
+      break;
+    case 6:
+      changed = mutateNode(g, rng);
+      break;
     default:
       if (model.opset_import_size() > 0)
         model.mutable_opset_import(0)->set_version(

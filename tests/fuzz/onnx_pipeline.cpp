@@ -171,15 +171,17 @@ void runOnnx(const std::uint8_t *data, std::size_t size, OnnxBackend backend) {
   if (!reference)
     return;
   for (const std::string &name : program.outputs) {
-    runtime::Comparison c =
-        runtime::compareTensors(outputs.at(name), reference->at(name), 1e-2,
-                                1e-3);
-    require(c.ok, "output '" + name + "' of the JIT differs from the "
-                  "interpreter's: " + (c.problem.empty()
-                      ? std::to_string(c.mismatches) + " elements, worst " +
-                            std::to_string(c.worstGot) + " vs " +
-                            std::to_string(c.worstWant)
-                      : c.problem));
+    runtime::Comparison c = runtime::compareTensors(
+        outputs.at(name), reference->at(name), 1e-2, 1e-3);
+    require(c.ok,
+            "output '" + name +
+                "' of the JIT differs from the "
+                "interpreter's: " +
+                (c.problem.empty()
+                     ? std::to_string(c.mismatches) + " elements, worst " +
+                           std::to_string(c.worstGot) + " vs " +
+                           std::to_string(c.worstWant)
+                     : c.problem));
   }
 }
 

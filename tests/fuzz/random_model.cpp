@@ -112,7 +112,9 @@ Value step(Builder &b, const std::vector<Value> &values, const Value &v) {
   if (s.size() == 4) {
     const std::int64_t n = s[0], c = s[1], h = s[2], w = s[3];
     switch (b.uniform(0, 11)) {
-    case 0: case 1: case 2: { // convolution: plain, grouped or depthwise
+    case 0:
+    case 1:
+    case 2: { // convolution: plain, grouped or depthwise
       int k = b.coin() ? 3 : 1, stride = b.uniform(1, 2);
       int pad = b.coin() ? k / 2 : 0;
       if (h + 2 * pad < k || w + 2 * pad < k)
@@ -207,15 +209,15 @@ Value step(Builder &b, const std::vector<Value> &values, const Value &v) {
   } else {
     const std::int64_t n = s[0], k = s[1];
     switch (b.uniform(0, 3)) {
-    case 0: case 1: { // fully connected
+    case 0:
+    case 1: { // fully connected
       std::int64_t m = b.uniform(1, 24);
       Value out{b.fresh("fc"), {n, m}};
       if (b.coin()) {
-        onnx::NodeProto *node =
-            b.node("Gemm",
-                   {v.name, b.constant({m, k}, -0.3f, 0.3f),
-                    b.constant({m}, -0.1f, 0.1f)},
-                   out.name);
+        onnx::NodeProto *node = b.node("Gemm",
+                                       {v.name, b.constant({m, k}, -0.3f, 0.3f),
+                                        b.constant({m}, -0.1f, 0.1f)},
+                                       out.name);
         Builder::integer(node, "transB", 1);
       } else {
         b.node("MatMul", {v.name, b.constant({k, m}, -0.3f, 0.3f)}, out.name);
@@ -235,8 +237,8 @@ Value step(Builder &b, const std::vector<Value> &values, const Value &v) {
     }
   }
   // Elementwise: always applicable.
-  static const char *const unary[] = {"Relu", "Sigmoid", "Tanh", "Abs",
-                                      "Neg", "LeakyRelu", "Clip"};
+  static const char *const unary[] = {"Relu", "Sigmoid",   "Tanh", "Abs",
+                                      "Neg",  "LeakyRelu", "Clip"};
   const char *op = unary[b.uniform(0, 6)];
   Value out{b.fresh("act"), s};
   onnx::NodeProto *node = b.node(op, {v.name}, out.name);

@@ -126,8 +126,7 @@ TEST(Limits, TransientTotalIsRefused) {
     t.transient = true;
     p.addContainer(t);
   }
-  EXPECT_THAT(refusal(p, {}, tight),
-              HasSubstr("transient buffers would take"));
+  EXPECT_THAT(refusal(p, {}, tight), HasSubstr("transient buffers would take"));
 }
 
 } // namespace

@@ -42,8 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
     return 0;
   // What was read writes back to an equal program.
   ir::SerializedProgram again = ir::serialize(program);
-  fuzz::require(ir::structuralHash(ir::deserialize(again.json,
-                                                   again.binary)) ==
+  fuzz::require(ir::structuralHash(ir::deserialize(again.json, again.binary)) ==
                     ir::structuralHash(program),
                 "a program read from JSON does not survive a save and reload");
 

@@ -3,10 +3,10 @@
 /// way `weir optimize --recipe FILE` does. A replay is all or nothing: when
 /// it fails, the workspace is as it was.
 
+#include "workspace/recipe.h"
 #include "ir/hash.h"
 #include "ir/validate.h"
 #include "tests/fuzz/harness.h"
-#include "workspace/recipe.h"
 #include "workspace/session.h"
 #include "workspace/workspace.h"
 
@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
       workspace::openModel(fuzz::bundledModel("cnn.onnx"));
   workspace::Recipe recipe;
   try {
-    recipe = workspace::Recipe::parse(std::string(fuzz::text(data, size)),
-                                      "recipe");
+    recipe =
+        workspace::Recipe::parse(std::string(fuzz::text(data, size)), "recipe");
   } catch (const Error &) {
     return 0;
   }

@@ -3,9 +3,9 @@
 /// GUI do: the model it names is the bundled CNN, copied next to it as
 /// `model.onnx`, which is what the seed sessions name.
 
+#include "workspace/session.h"
 #include "ir/validate.h"
 #include "tests/fuzz/harness.h"
-#include "workspace/session.h"
 #include "workspace/workspace.h"
 
 #include <filesystem>
