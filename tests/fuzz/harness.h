@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,19 @@ namespace weir::fuzz {
 /// The input as text.
 inline std::string_view text(const std::uint8_t *data, std::size_t size) {
   return {reinterpret_cast<const char *>(data), size};
+}
+
+/// For harnesses that read two formats: the first byte picks one (even:
+/// the first, odd: the second), the rest is the input. Nullopt for no bytes.
+struct Choice {
+  bool second;
+  std::string_view body;
+};
+inline std::optional<Choice> chooseFormat(const std::uint8_t *data,
+                                          std::size_t size) {
+  if (size == 0)
+    return std::nullopt;
+  return Choice{data[0] % 2 == 1, text(data + 1, size - 1)};
 }
 
 /// A folder of this process's own, made once and reused: readers that take a

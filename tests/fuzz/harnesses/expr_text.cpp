@@ -12,10 +12,11 @@ using namespace weir;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
                                       std::size_t size) {
-  if (size == 0)
+  std::optional<fuzz::Choice> input = fuzz::chooseFormat(data, size);
+  if (!input)
     return 0;
-  std::string_view body = fuzz::text(data + 1, size - 1);
-  if (data[0] % 2 == 0) {
+  std::string_view body = input->body;
+  if (!input->second) {
     ir::Expr e;
     try {
       e = ir::parseExpr(body);

@@ -11,13 +11,14 @@ using namespace weir;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
                                       std::size_t size) {
-  if (size == 0)
+  std::optional<fuzz::Choice> input = fuzz::chooseFormat(data, size);
+  if (!input)
     return 0;
-  std::string_view body = fuzz::text(data + 1, size - 1);
+  std::string_view body = input->body;
   constexpr std::uint64_t kMax = std::uint64_t(64) << 20;
   runtime::Tensor t;
   try {
-    if (data[0] % 2 == 0)
+    if (!input->second)
       t = runtime::parseNpy(body, "input.npy", kMax);
     else
       t = runtime::readTensorPb(fuzz::scratchFile("input.pb", body), kMax);
