@@ -1,162 +1,131 @@
 #include "onnx/onnx_passes.h"
 
 #include "ir/error.h"
-#include "onnx/shape_consistency.h"
+#include "onnx/passes/protocol.h"
 
-#include <onnx/checker.h>
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-#include <onnx/version_converter/convert.h>
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <string>
-#include <string_view>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
-// In a sanitized build (asan, fuzz) the runtime's hook for a fatal report;
-// absent otherwise.
-extern "C" __attribute__((weak)) void
-__sanitizer_set_death_callback(void (*callback)(void));
+extern char **environ;
 
 namespace weir::onnx_import {
 namespace {
 
-/// What the child sends, each record a tag, a 64-bit length and the bytes.
-enum class Tag : char {
-  Pass = 'S',        ///< the pass that starts now (named in a crash)
-  Note = 'N',        ///< a line for ImportReport::notes
-  Unverified = 'U',  ///< a note that also makes the shapes unverified
-  Mismatch = 'M',    ///< a declared shape the operators contradict
-  DataOmitted = 'D', ///< the model's initializers come without their data
-  Model = 'P',       ///< the model the passes made
-  Done = 'E',
-};
+using passes::Tag;
 
-class Sender {
-public:
-  explicit Sender(int fd) : fd_(fd) {}
-  void send(Tag tag, std::string_view bytes = {}) {
-    char header[9];
-    header[0] = static_cast<char>(tag);
-    std::uint64_t n = bytes.size();
-    std::memcpy(header + 1, &n, sizeof n);
-    write(header, sizeof header);
-    write(bytes.data(), bytes.size());
+/// Where the helper is: `WEIR_ONNX_PASSES` when set; beside the library (or
+/// program) that holds this code, as installed; in the build tree.
+std::string helperPath() {
+  if (const char *path = std::getenv("WEIR_ONNX_PASSES"))
+    return path;
+  std::vector<std::string> candidates;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void *>(&runOnnxPasses), &info) &&
+      info.dli_fname != nullptr) {
+    std::string self = info.dli_fname;
+    std::string dir = self.substr(0, self.find_last_of('/') + 1);
+    candidates.push_back(dir + WEIR_LIB_TO_ONNX_PASSES);
   }
-
-private:
-  void write(const char *p, std::size_t n) {
-    while (n > 0) {
-      ssize_t w = ::write(fd_, p, n);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        _exit(3); // the parent is gone or stopped reading
-      p += w;
-      n -= static_cast<std::size_t>(w);
-    }
-  }
-  int fd_;
-};
-
-/// ONNX's converter, checker and shape inference throw on models they cannot
-/// handle; those are notes, not failures, as long as Weir's checks passed.
-template <typename F> bool tryOnnx(F &&f, std::string &what) {
-  try {
-    f();
-    return true;
-  } catch (const std::exception &e) {
-    what = e.what();
-    return false;
-  }
+  candidates.push_back(WEIR_ONNX_PASSES_BUILD_PATH);
+  candidates.push_back(WEIR_ONNX_PASSES_INSTALL_PATH);
+  for (const std::string &c : candidates)
+    if (::access(c.c_str(), X_OK) == 0)
+      return c;
+  std::string looked;
+  for (const std::string &c : candidates)
+    looked += (looked.empty() ? "" : ", ") + c;
+  throw Error("cannot run ONNX's passes: weir-onnx-passes is not installed "
+              "(looked for " +
+              looked + "; WEIR_ONNX_PASSES names it)");
 }
 
-void dropData(onnx::TensorProto &t) {
-  t.clear_raw_data();
-  t.clear_float_data();
-  t.clear_int32_data();
-  t.clear_int64_data();
-  t.clear_double_data();
-  t.clear_uint64_data();
-  t.clear_string_data();
-}
-
-/// The passes, in the child.
-void runPasses(onnx::ModelProto &model, const ImportOptions &options,
-               int originalOpset, Sender &out) {
-  std::string what;
-  bool upgraded = false;
-  if (options.upgradeOpset && originalOpset > 0 &&
-      originalOpset < options.targetOpset) {
-    out.send(Tag::Pass, "version converter");
-    onnx::ModelProto converted;
-    if (tryOnnx(
-            [&] {
-              converted = onnx::version_conversion::ConvertVersion(
-                  model, options.targetOpset);
-            },
-            what)) {
-      model = std::move(converted);
-      upgraded = true;
-      out.send(Tag::Note, "upgraded from opset " +
-                              std::to_string(originalOpset) + " to " +
-                              std::to_string(options.targetOpset));
-    } else {
-      out.send(Tag::Note, "kept opset " + std::to_string(originalOpset) +
-                              ": the version converter failed: " + what);
-    }
-  }
-  if (options.runOnnxChecker) {
-    out.send(Tag::Pass, "checker");
-    if (!tryOnnx([&] { onnx::checker::check_model(model); }, what))
-      out.send(Tag::Note, "ONNX checker: " + what);
-  }
-  out.send(Tag::Pass, "shape inference");
-  if (!tryOnnx(
-          [&] {
-            onnx::ShapeInferenceOptions si(/*check_type=*/false,
-                                           /*error_mode=*/0,
-                                           /*data_prop=*/true);
-            onnx::shape_inference::InferShapes(
-                model, onnx::OpSchemaRegistry::Instance(), si);
-          },
-          what)) {
-    // A declaration that contradicts the operators is refused outright;
-    // any other stop leaves the shapes unverified: the program can be
-    // looked at and transformed, not run (ir::requireRunnable).
-    out.send(Tag::Pass, "shape inference without the declared shapes");
-    if (std::optional<std::string> mismatch = declaredShapeMismatch(model)) {
-      out.send(Tag::Mismatch, *mismatch);
-      out.send(Tag::Done);
-      return;
-    }
-    out.send(Tag::Unverified, "shape inference stopped early: " + what);
-  }
-  // The passes leave the initializers as they were unless the converter
-  // ran: the parent keeps its own copy of their data.
-  if (!upgraded) {
-    for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer())
-      dropData(t);
-    out.send(Tag::DataOmitted);
-  }
+/// The serialized model in an anonymous file, at offset 0: the helper's
+/// standard input.
+int modelFile(const onnx::ModelProto &model) {
   std::string bytes;
-  if (!model.SerializeToString(&bytes)) {
-    out.send(Tag::Mismatch, "the upgraded model is too large to serialize "
-                            "(over 2 GiB)");
-    out.send(Tag::Done);
-    return;
+  if (!model.SerializeToString(&bytes))
+    throw Error("the model is too large for ONNX's passes (over 2 GiB)");
+  int fd = ::memfd_create("weir-onnx-model", MFD_CLOEXEC);
+  if (fd < 0)
+    throw Error(std::string("cannot start ONNX's passes: ") +
+                std::strerror(errno));
+  const char *p = bytes.data();
+  std::size_t n = bytes.size();
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      int e = errno;
+      ::close(fd);
+      throw Error(std::string("cannot start ONNX's passes: ") +
+                  std::strerror(e));
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
   }
-  out.send(Tag::Model, bytes);
-  out.send(Tag::Done);
+  ::lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+/// Starts the helper with `input` as its standard input and `output` as its
+/// standard output. posix_spawn, not fork: the importer runs in threaded
+/// processes (the GUI's workers, Python), where a forked child may wait
+/// forever on a lock another thread held.
+pid_t spawnHelper(const ImportOptions &options, int originalOpset, int input,
+                  int output) {
+  std::string path = helperPath();
+  std::vector<std::string> args = {path, passes::kOriginalOpset,
+                                   std::to_string(originalOpset),
+                                   passes::kTargetOpset,
+                                   std::to_string(options.targetOpset)};
+  if (options.upgradeOpset)
+    args.emplace_back(passes::kUpgrade);
+  if (options.runOnnxChecker)
+    args.emplace_back(passes::kCheck);
+  std::vector<char *> argv;
+  for (std::string &a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_adddup2(&files, input, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&files, output, STDOUT_FILENO);
+  // Default signal handling and none blocked, whatever the caller set.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t child = 0;
+  int e = ::posix_spawn(&child, path.c_str(), &files, &attr, argv.data(),
+                        environ);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&files);
+  if (e != 0)
+    throw Error("cannot start ONNX's passes (" + path +
+                "): " + std::strerror(e));
+  return child;
 }
 
 /// Reads what the child sends into `data` until it closes the pipe.
@@ -192,35 +161,23 @@ bool receive(int fd, pid_t child, int seconds, std::string &data) {
 
 void runOnnxPasses(onnx::ModelProto &model, const ImportOptions &options,
                    ImportReport &report) {
+  int input = modelFile(model);
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw Error(std::string("cannot start ONNX's passes: ") +
-                std::strerror(errno));
-  std::fflush(nullptr); // nothing buffered is written twice
-  pid_t child = ::fork();
-  if (child < 0) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
     int e = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
+    ::close(input);
     throw Error(std::string("cannot start ONNX's passes: ") + std::strerror(e));
   }
-  if (child == 0) {
-    // A fault in ONNX's code ends the child at once, without the handlers
-    // the parent installed (a sanitizer's report, a fuzzer's record of the
-    // input: the crash is contained, and the parent reports it).
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL})
-      std::signal(sig, SIG_DFL);
-    if (__sanitizer_set_death_callback)
-      __sanitizer_set_death_callback(nullptr);
+  pid_t child = 0;
+  try {
+    child = spawnHelper(options, report.originalOpset, input, fds[1]);
+  } catch (...) {
+    ::close(input);
     ::close(fds[0]);
-    Sender out(fds[1]);
-    try {
-      runPasses(model, options, report.originalOpset, out);
-    } catch (...) {
-      _exit(4);
-    }
-    _exit(0); // no destructors, no exit handlers: they are the parent's
+    ::close(fds[1]);
+    throw;
   }
+  ::close(input);
   ::close(fds[1]);
   std::string data;
   const bool finished = receive(fds[0], child, options.passSeconds, data);
@@ -232,14 +189,14 @@ void runOnnxPasses(onnx::ModelProto &model, const ImportOptions &options,
   std::string pass = "passes", mismatch, modelBytes;
   bool done = false, dataOmitted = false;
   std::size_t at = 0;
-  while (at + 9 <= data.size()) {
+  while (at + passes::kHeaderBytes <= data.size()) {
     Tag tag = static_cast<Tag>(data[at]);
     std::uint64_t n = 0;
     std::memcpy(&n, data.data() + at + 1, sizeof n);
-    if (n > data.size() - at - 9)
+    if (n > data.size() - at - passes::kHeaderBytes)
       break; // cut short by a crash
-    std::string bytes = data.substr(at + 9, n);
-    at += 9 + n;
+    std::string bytes = data.substr(at + passes::kHeaderBytes, n);
+    at += passes::kHeaderBytes + n;
     switch (tag) {
     case Tag::Pass:
       pass = bytes;

@@ -2,17 +2,21 @@
 /// \file
 /// ONNX's own passes over a model — the version converter, the checker and
 /// shape inference (with data propagation), and Weir's check of declared
-/// shapes against inferred ones (shape_consistency.h) — run in a child
+/// shapes against inferred ones (passes/shape_consistency.h) — run in a child
 /// process. They trust their input: an out-of-range `axis` makes ONNX 1.12's
 /// shape inference index outside a vector, and other hostile models have
 /// crashed its checker. In a child, such a crash, or a pass that does not
 /// finish, is a refusal with a message, and Weir's own process (the GUI
 /// with the user's unsaved work, a Python session) lives on.
 ///
-/// The child is a fork(): it starts with the parent's copy of the model and
-/// sends back what the passes made (the inferred model, its initializers'
-/// data left out and taken from the parent's copy; the whole model when the
-/// converter rewrote it) and their notes.
+/// The child is the program `weir-onnx-passes` (passes/main.cpp), started
+/// with posix_spawn: the importer runs in threaded processes (the GUI's
+/// workers, Python), where a forked copy of the process could wait forever
+/// on a lock another thread held. It reads the model from an anonymous
+/// file and sends back (passes/protocol.h) what the passes made (the
+/// inferred model, its initializers' data left out and taken from the
+/// parent's copy; the whole model when the converter rewrote it) and their
+/// notes.
 
 #include "onnx/import.h"
 

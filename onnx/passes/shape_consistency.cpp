@@ -1,4 +1,4 @@
-#include "onnx/shape_consistency.h"
+#include "onnx/passes/shape_consistency.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>

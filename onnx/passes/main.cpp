@@ -1,0 +1,204 @@
+/// \file
+/// weir-onnx-passes: ONNX's version converter, checker and shape inference
+/// (with data propagation), and Weir's check of declared shapes against
+/// inferred ones, in a process of their own. The importer starts it for
+/// every model (onnx/onnx_passes.h): ONNX's passes trust their input, and a
+/// crash or a hang here costs a refusal, not the user's process.
+///
+/// Reads the serialized model on standard input and writes the records of
+/// protocol.h on standard output.
+
+#include "onnx/passes/protocol.h"
+#include "onnx/passes/shape_consistency.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+
+// In a sanitized build, a memory error in ONNX's code aborts (a crash the
+// importer reports as one) rather than exiting with the sanitizer's code.
+extern "C" const char *__asan_default_options() {
+  return "abort_on_error=1:detect_leaks=0";
+}
+
+namespace {
+
+using weir::onnx_import::passes::Tag;
+
+class Sender {
+public:
+  void send(Tag tag, std::string_view bytes = {}) {
+    char header[weir::onnx_import::passes::kHeaderBytes];
+    header[0] = static_cast<char>(tag);
+    std::uint64_t n = bytes.size();
+    std::memcpy(header + 1, &n, sizeof n);
+    write(header, sizeof header);
+    write(bytes.data(), bytes.size());
+  }
+
+private:
+  static void write(const char *p, std::size_t n) {
+    while (n > 0) {
+      ssize_t w = ::write(STDOUT_FILENO, p, n);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        _exit(3); // the importer is gone or stopped reading
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+};
+
+struct Options {
+  int originalOpset = 0;
+  int targetOpset = 0;
+  bool upgrade = false;
+  bool check = false;
+};
+
+/// ONNX's converter, checker and shape inference throw on models they cannot
+/// handle; those are notes, not failures, as long as Weir's checks passed.
+template <typename F> bool tryOnnx(F &&f, std::string &what) {
+  try {
+    f();
+    return true;
+  } catch (const std::exception &e) {
+    what = e.what();
+    return false;
+  }
+}
+
+void dropData(onnx::TensorProto &t) {
+  t.clear_raw_data();
+  t.clear_float_data();
+  t.clear_int32_data();
+  t.clear_int64_data();
+  t.clear_double_data();
+  t.clear_uint64_data();
+  t.clear_string_data();
+}
+
+void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
+  std::string what;
+  bool upgraded = false;
+  if (options.upgrade && options.originalOpset > 0 &&
+      options.originalOpset < options.targetOpset) {
+    out.send(Tag::Pass, "version converter");
+    onnx::ModelProto converted;
+    if (tryOnnx(
+            [&] {
+              converted = onnx::version_conversion::ConvertVersion(
+                  model, options.targetOpset);
+            },
+            what)) {
+      model = std::move(converted);
+      upgraded = true;
+      out.send(Tag::Note, "upgraded from opset " +
+                              std::to_string(options.originalOpset) + " to " +
+                              std::to_string(options.targetOpset));
+    } else {
+      out.send(Tag::Note, "kept opset " +
+                              std::to_string(options.originalOpset) +
+                              ": the version converter failed: " + what);
+    }
+  }
+  if (options.check) {
+    out.send(Tag::Pass, "checker");
+    if (!tryOnnx([&] { onnx::checker::check_model(model); }, what))
+      out.send(Tag::Note, "ONNX checker: " + what);
+  }
+  out.send(Tag::Pass, "shape inference");
+  if (!tryOnnx(
+          [&] {
+            onnx::ShapeInferenceOptions si(/*check_type=*/false,
+                                           /*error_mode=*/0,
+                                           /*data_prop=*/true);
+            onnx::shape_inference::InferShapes(
+                model, onnx::OpSchemaRegistry::Instance(), si);
+          },
+          what)) {
+    // A declaration that contradicts the operators is refused outright;
+    // any other stop leaves the shapes unverified: the program can be
+    // looked at and transformed, not run (ir::requireRunnable).
+    out.send(Tag::Pass, "shape inference without the declared shapes");
+    if (std::optional<std::string> mismatch =
+            weir::onnx_import::declaredShapeMismatch(model)) {
+      out.send(Tag::Mismatch, *mismatch);
+      out.send(Tag::Done);
+      return;
+    }
+    out.send(Tag::Unverified, "shape inference stopped early: " + what);
+  }
+  // The passes leave the initializers as they were unless the converter
+  // ran: the importer keeps its own copy of their data.
+  if (!upgraded) {
+    for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer())
+      dropData(t);
+    out.send(Tag::DataOmitted);
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    out.send(Tag::Mismatch, "the upgraded model is too large to serialize "
+                            "(over 2 GiB)");
+    out.send(Tag::Done);
+    return;
+  }
+  out.send(Tag::Model, bytes);
+  out.send(Tag::Done);
+}
+
+bool parseOptions(int argc, char **argv, Options &options) {
+  namespace p = weir::onnx_import::passes;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == p::kUpgrade)
+      options.upgrade = true;
+    else if (arg == p::kCheck)
+      options.check = true;
+    else if ((arg == p::kOriginalOpset || arg == p::kTargetOpset) &&
+             i + 1 < argc)
+      (arg == p::kOriginalOpset ? options.originalOpset
+                                : options.targetOpset) =
+          std::atoi(argv[++i]);
+    else
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (!parseOptions(argc, argv, options)) {
+    std::fprintf(stderr,
+                 "weir-onnx-passes: started by Weir's importer, with the "
+                 "model on standard input\n");
+    return 2;
+  }
+  Sender out;
+  onnx::ModelProto model;
+  out.send(Tag::Pass, "reading of the model");
+  if (!model.ParseFromFileDescriptor(STDIN_FILENO))
+    return 5;
+  try {
+    runPasses(model, options, out);
+  } catch (...) {
+    return 4;
+  }
+  // No destructors for the model: the process ends here.
+  _exit(0);
+}
