@@ -1,6 +1,7 @@
 #include "ir/analysis.h"
 
 #include "ir/error.h"
+#include "ir/node_index.h"
 #include "ir/primitives.h"
 #include "ir/tasklet.h"
 #include "ir/scope.h"
@@ -10,27 +11,48 @@
 namespace weir::ir {
 namespace {
 
+/// A running sum that keeps its constant part as an integer: most terms of
+/// an analysis are constants, and adding them as Exprs made a node each.
+class Total {
+public:
+  void add(const Expr &e) {
+    std::int64_t next = 0;
+    if (std::optional<std::int64_t> v = e.asConstant();
+        v && !__builtin_add_overflow(constant_, *v, &next)) {
+      constant_ = next;
+      return;
+    }
+    symbolic_ = symbolic_ ? *symbolic_ + e : e;
+  }
+  Expr value() const {
+    return symbolic_ ? *symbolic_ + Expr(constant_) : Expr(constant_);
+  }
+
+private:
+  std::int64_t constant_ = 0;
+  std::optional<Expr> symbolic_;
+};
+
 StateAnalysis analyzeState(const Program &p, const State &s) {
   StateAnalysis out;
   out.state = s.name;
   // Summed once at the end (see ir::sum).
   std::vector<Expr> bytesTerms, flopsTerms;
-  std::map<NodeId, NodeId> parents = scopeParents(s);
-  std::map<NodeId, const Node *> byId;
-  for (const Node &n : s.nodes)
-    byId[n.id] = &n;
+  std::shared_ptr<const std::map<NodeId, NodeId>> shared =
+      sharedScopeParents(s);
+  const std::map<NodeId, NodeId> &parents = *shared;
+  NodeIndex byId(s);
   ScopeExecutions executions(s, parents);
-  std::map<NodeId, NodeCost> costs;
-  for (const Node &n : s.nodes)
-    costs[n.id] = NodeCost{n.id, Expr(0), Expr(0), Expr(0)};
+  // By position in s.nodes; nodes that share an id share the first's.
+  std::vector<Total> bytesIn(s.nodes.size()), bytesOut(s.nodes.size());
 
   for (const Edge &e : s.edges) {
-    auto src = byId.find(e.src);
-    auto dst = byId.find(e.dst);
-    if (src == byId.end() || dst == byId.end() || e.memlet.empty())
+    const Node *src = byId.find(e.src);
+    const Node *dst = byId.find(e.dst);
+    if (!src || !dst || e.memlet.empty())
       continue;
-    const Node &a = *src->second;
-    const Node &b = *dst->second;
+    const Node &a = *src;
+    const Node &b = *dst;
     NodeId scope = b.kind == NodeKind::MapExit    ? b.map().partner
                    : a.kind == NodeKind::MapEntry ? a.id
                                                   : parentOf(parents, b.id);
@@ -43,9 +65,9 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
       bytes = elements * Expr(static_cast<std::int64_t>(dtypeSize(c->dtype)));
       bytesTerms.push_back(bytes);
       if (a.kind != NodeKind::Access)
-        costs[a.id].bytesOut = costs[a.id].bytesOut + bytes;
+        bytesOut[byId.position(a.id)].add(bytes);
       if (b.kind != NodeKind::Access)
-        costs[b.id].bytesIn = costs[b.id].bytesIn + bytes;
+        bytesIn[byId.position(b.id)].add(bytes);
     }
     out.edges.push_back(EdgeTraffic{e.id, elements, bytes});
   }
@@ -82,9 +104,10 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     default:
       break;
     }
-    costs[n.id].flops = flops;
     flopsTerms.push_back(flops);
-    out.nodes.push_back(costs[n.id]);
+    std::size_t at = byId.position(n.id);
+    out.nodes.push_back(NodeCost{n.id, std::move(flops), bytesIn[at].value(),
+                                 bytesOut[at].value()});
   }
   out.bytesMoved = sum(bytesTerms);
   out.flops = sum(flopsTerms);

@@ -1,6 +1,7 @@
 #include "ir/scope.h"
 
 #include "ir/error.h"
+#include "ir/node_index.h"
 #include "ir/state_memo.h"
 
 #include <algorithm>
@@ -10,59 +11,74 @@ namespace weir::ir {
 namespace {
 
 std::map<NodeId, NodeId> computeScopeParents(const State &state) {
-  std::map<NodeId, NodeId> parent;
-  std::map<NodeId, int> indeg;
-  std::map<NodeId, std::vector<const Edge *>> out;
-  std::map<NodeId, const Node *> byId;
-  for (const Node &n : state.nodes) {
-    byId[n.id] = &n;
-    indeg[n.id] = 0;
-    parent[n.id] = 0;
-  }
-  for (const Edge &e : state.edges) {
-    if (!byId.count(e.src) || !byId.count(e.dst))
+  const std::vector<Node> &nodes = state.nodes;
+  NodeIndex index(state);
+  const std::size_t n = nodes.size();
+  // Out-edges by source position, as offsets into one array.
+  std::vector<std::size_t> first(n + 1, 0);
+  std::vector<std::size_t> src(state.edges.size(), NodeIndex::kAbsent),
+      dst(state.edges.size(), NodeIndex::kAbsent);
+  std::vector<int> indeg(n, 0);
+  for (std::size_t i = 0; i < state.edges.size(); ++i) {
+    const Edge &e = state.edges[i];
+    src[i] = index.position(e.src);
+    dst[i] = index.position(e.dst);
+    if (src[i] == NodeIndex::kAbsent || dst[i] == NodeIndex::kAbsent)
       continue;
-    out[e.src].push_back(&e);
-    ++indeg[e.dst];
+    ++first[src[i] + 1];
+    ++indeg[dst[i]];
   }
+  for (std::size_t i = 0; i < n; ++i)
+    first[i + 1] += first[i];
+  std::vector<std::size_t> out(first[n]), fill(first.begin(), first.end() - 1);
+  for (std::size_t i = 0; i < state.edges.size(); ++i)
+    if (src[i] != NodeIndex::kAbsent && dst[i] != NodeIndex::kAbsent)
+      out[fill[src[i]]++] = dst[i];
+
+  std::vector<NodeId> parent(n, 0);
+  std::vector<bool> assigned(n, false);
+  auto parentOfId = [&](NodeId id) {
+    std::size_t at = index.position(id);
+    return at == NodeIndex::kAbsent ? NodeId(0) : parent[at];
+  };
   // Topological walk; the scope a node sits in follows from any predecessor.
-  std::vector<NodeId> ready;
-  for (const Node &n : state.nodes)
-    if (indeg[n.id] == 0)
-      ready.push_back(n.id);
-  std::reverse(ready.begin(), ready.end());
-  std::map<NodeId, bool> assigned;
+  std::vector<std::size_t> ready;
+  for (std::size_t i = n; i-- > 0;)
+    if (indeg[i] == 0)
+      ready.push_back(i);
   while (!ready.empty()) {
-    NodeId id = ready.back();
+    std::size_t at = ready.back();
     ready.pop_back();
-    const Node &n = *byId[id];
-    for (const Edge *e : out[id]) {
-      const Node &dst = *byId[e->dst];
-      NodeId scope;
-      if (n.kind == NodeKind::MapEntry)
-        scope = n.id; // entering the map body
-      else if (n.kind == NodeKind::MapExit)
-        scope = parent[n.map().partner]; // leaving the map
-      else
-        scope = parent[id];
-      // A map exit belongs to its entry's body.
-      if (dst.kind == NodeKind::MapExit)
-        scope = dst.map().partner;
-      if (!assigned[dst.id]) {
-        parent[dst.id] =
-            dst.kind == NodeKind::MapExit ? dst.map().partner : scope;
-        assigned[dst.id] = true;
+    const Node &from = nodes[at];
+    for (std::size_t k = first[at]; k < first[at + 1]; ++k) {
+      std::size_t to = out[k];
+      const Node &next = nodes[to];
+      if (!assigned[to]) {
+        NodeId scope;
+        if (next.kind == NodeKind::MapExit)
+          scope = next.map().partner; // a map exit belongs to its entry's body
+        else if (from.kind == NodeKind::MapEntry)
+          scope = from.id; // entering the map body
+        else if (from.kind == NodeKind::MapExit)
+          scope = parentOfId(from.map().partner); // leaving the map
+        else
+          scope = parent[at];
+        parent[to] = scope;
+        assigned[to] = true;
       }
-      if (--indeg[dst.id] == 0)
-        ready.push_back(dst.id);
+      if (--indeg[to] == 0)
+        ready.push_back(to);
     }
   }
   // Exits report the scope their entry sits in, so a walk up from a node
   // inside a map reaches the map's entry, then the entry's parent.
-  for (const Node &n : state.nodes)
-    if (n.kind == NodeKind::MapExit)
-      parent[n.id] = n.map().partner;
-  return parent;
+  std::map<NodeId, NodeId> result;
+  for (std::size_t i = 0; i < n; ++i) {
+    NodeId p = nodes[i].kind == NodeKind::MapExit ? nodes[i].map().partner
+                                                  : parent[i];
+    result.emplace_hint(result.end(), nodes[i].id, p);
+  }
+  return result;
 }
 
 } // namespace

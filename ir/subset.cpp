@@ -54,16 +54,22 @@ Range::Range(Expr b, Expr e, Expr s)
 
 Range Range::point(Expr i) { return Range(i, i + 1); }
 
-Expr Range::size() const {
-  // The common cases without symbolic arithmetic (analyses call this for
-  // every memlet of every version): constant bounds, and a unit step.
+std::optional<std::int64_t> Range::constantSize() const {
   std::optional<std::int64_t> b = begin.asConstant(), e = end.asConstant(),
                               s = step.asConstant();
   std::int64_t span = 0, top = 0;
   if (b && e && s && *s > 0 && !__builtin_sub_overflow(*e, *b, &span) &&
       !__builtin_add_overflow(span, *s - 1, &top))
-    return Expr(top >= 0 ? top / *s : -((-top + *s - 1) / *s));
-  if (s && *s == 1)
+    return top >= 0 ? top / *s : -((-top + *s - 1) / *s);
+  return std::nullopt;
+}
+
+Expr Range::size() const {
+  // The common cases without symbolic arithmetic (analyses call this for
+  // every memlet of every version): constant bounds, and a unit step.
+  if (std::optional<std::int64_t> n = constantSize())
+    return Expr(*n);
+  if (std::optional<std::int64_t> s = step.asConstant(); s && *s == 1)
     return end - begin;
   return ceilDiv(end - begin, step);
 }
@@ -127,9 +133,20 @@ Subset Subset::full(const std::vector<Expr> &shape) {
 }
 
 Expr Subset::volume() const {
-  Expr v = 1;
-  for (const Range &r : dims)
-    v = v * r.size();
+  // Constant sizes multiply as integers (one Expr at the end, not one per
+  // dimension); the first symbolic one, or an overflow, continues as Exprs.
+  std::int64_t product = 1;
+  std::size_t d = 0;
+  for (; d < dims.size(); ++d) {
+    std::optional<std::int64_t> n = dims[d].constantSize();
+    std::int64_t next = 0;
+    if (!n || __builtin_mul_overflow(product, *n, &next))
+      break;
+    product = next;
+  }
+  Expr v = product;
+  for (; d < dims.size(); ++d)
+    v = v * dims[d].size();
   return v;
 }
 

@@ -7,6 +7,7 @@
 #include "ir/expr.h"
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct Range {
 
   /// Number of indices: ceilDiv(end - begin, step), canonical.
   Expr size() const;
+  /// size() when begin, end and step are constants (and it fits), without
+  /// making an Expr.
+  std::optional<std::int64_t> constantSize() const;
   /// Whether this is provably a single index: end == begin + 1 with step 1.
   /// (Ranges such as 0:2:2 also hold one index but keep their text form.)
   bool isPoint() const;

@@ -3,6 +3,7 @@
 #include "ir/error.h"
 #include "ir/interval.h"
 #include "ir/limits.h"
+#include "ir/node_index.h"
 #include "ir/primitives.h"
 #include "ir/print.h"
 #include "ir/scope.h"
@@ -14,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 
 namespace weir::ir {
 namespace {
@@ -156,11 +158,13 @@ private:
   }
 
   void checkState(const State &s) {
-    std::map<NodeId, const Node *> nodes;
+    NodeIndex nodes(s);
+    for (NodeId id : nodes.duplicateIds())
+      error(s, "node id " + std::to_string(id) + " is used twice", {id});
+    const bool oneState = p_.states.size() == 1;
     for (const Node &n : s.nodes) {
-      if (!nodes.emplace(n.id, &n).second)
-        error(s, "node id " + std::to_string(n.id) + " is used twice", {n.id});
-      else if (!allIds_.insert(n.id).second)
+      if (!oneState && !allIds_.insert(n.id).second &&
+          nodes.find(n.id) == &n)
         error(s, "node id " + std::to_string(n.id) + " appears in two states",
               {n.id});
       if (n.id >= p_.nextNodeId())
@@ -169,70 +173,88 @@ private:
                   " is not below the program's next id",
               {n.id});
     }
-    std::set<EdgeId> edgeIds;
+    std::vector<EdgeId> edgeIds;
+    edgeIds.reserve(s.edges.size());
     for (const Edge &e : s.edges) {
-      if (!edgeIds.insert(e.id).second)
-        error(s, "edge id " + std::to_string(e.id) + " is used twice", {},
-              {e.id});
+      edgeIds.push_back(e.id);
       if (e.id >= p_.nextEdgeId())
         error(s,
               "edge id " + std::to_string(e.id) +
                   " is not below the program's next id",
               {}, {e.id});
     }
+    std::sort(edgeIds.begin(), edgeIds.end());
+    for (std::size_t i = 1; i < edgeIds.size(); ++i)
+      if (edgeIds[i] == edgeIds[i - 1] &&
+          (i == 1 || edgeIds[i - 2] != edgeIds[i]))
+        error(s,
+              "edge id " + std::to_string(edgeIds[i]) + " is used twice", {},
+              {edgeIds[i]});
 
     for (const Node &n : s.nodes)
       checkNode(s, n, nodes);
 
     IntervalEnv env = mapParamBounds(s);
-    // Keys view the edges' connector names (no copies per edge).
-    std::map<std::pair<NodeId, std::string_view>, int> inCount;
-    std::map<std::pair<NodeId, std::string_view>, int> outCount;
+    // Edges per connector: node i's inputs count at inFirst[i] onwards, in
+    // the order of its connectors (outputs likewise).
+    std::vector<std::size_t> inFirst(s.nodes.size() + 1, 0),
+        outFirst(s.nodes.size() + 1, 0);
+    for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+      inFirst[i + 1] = inFirst[i] + s.nodes[i].inputs.size();
+      outFirst[i + 1] = outFirst[i] + s.nodes[i].outputs.size();
+    }
+    std::vector<int> inCount(inFirst.back(), 0), outCount(outFirst.back(), 0);
+    auto countOn = [](const std::vector<Connector> &cs, std::string_view name,
+                      std::size_t first, std::vector<int> &counts) {
+      for (std::size_t k = 0; k < cs.size(); ++k)
+        if (cs[k].name == name) {
+          ++counts[first + k];
+          return;
+        }
+    };
     for (const Edge &e : s.edges) {
-      auto src = nodes.find(e.src);
-      auto dst = nodes.find(e.dst);
-      if (src == nodes.end() || dst == nodes.end()) {
+      std::size_t src = nodes.position(e.src), dst = nodes.position(e.dst);
+      if (src == NodeIndex::kAbsent || dst == NodeIndex::kAbsent) {
         error(s,
               "edge " + std::to_string(e.id) + " connects a node (" +
-                  std::to_string(src == nodes.end() ? e.src : e.dst) +
+                  std::to_string(src == NodeIndex::kAbsent ? e.src : e.dst) +
                   ") that is not in the state",
               {}, {e.id});
         continue;
       }
-      checkEndpoint(s, e, *src->second, e.srcConn, /*isSource=*/true);
-      checkEndpoint(s, e, *dst->second, e.dstConn, /*isSource=*/false);
+      const Node &from = s.nodes[src], &to = s.nodes[dst];
+      checkEndpoint(s, e, from, e.srcConn, /*isSource=*/true);
+      checkEndpoint(s, e, to, e.dstConn, /*isSource=*/false);
       if (!e.dstConn.empty())
-        ++inCount[{e.dst, e.dstConn}];
+        countOn(to.inputs, e.dstConn, inFirst[dst], inCount);
       if (!e.srcConn.empty())
-        ++outCount[{e.src, e.srcConn}];
-      checkMemlet(s, e, *src->second, *dst->second, env);
+        countOn(from.outputs, e.srcConn, outFirst[src], outCount);
+      checkMemlet(s, e, from, to, env);
     }
 
-    for (const Node &n : s.nodes) {
+    for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+      const Node &n = s.nodes[i];
       if (n.kind == NodeKind::Access)
         continue;
-      auto count = [](const auto &counts, NodeId id, std::string_view name) {
-        auto it = counts.find({id, name});
-        return it == counts.end() ? 0 : it->second;
-      };
-      for (const Connector &c : n.inputs) {
-        int k = count(inCount, n.id, c.name);
-        if (k == 0)
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        const Connector &c = n.inputs[k];
+        int edges = inCount[inFirst[i] + k];
+        if (edges == 0)
           error(s,
                 "input connector '" + c.name + "' of " + describe(n) +
                     " has no incoming edge",
                 {n.id});
-        else if (k > 1)
+        else if (edges > 1)
           error(s,
-                "input connector '" + c.name + "' of " + describe(n) + " has " +
-                    std::to_string(k) + " incoming edges",
+                "input connector '" + c.name + "' of " + describe(n) +
+                    " has " + std::to_string(edges) + " incoming edges",
                 {n.id});
       }
-      for (const Connector &c : n.outputs)
-        if (count(outCount, n.id, c.name) == 0)
+      for (std::size_t k = 0; k < n.outputs.size(); ++k)
+        if (outCount[outFirst[i] + k] == 0)
           error(s,
-                "output connector '" + c.name + "' of " + describe(n) +
-                    " has no outgoing edge",
+                "output connector '" + n.outputs[k].name + "' of " +
+                    describe(n) + " has no outgoing edge",
                 {n.id});
     }
     if (checkAcyclic(s, nodes))
@@ -275,8 +297,7 @@ private:
     }
   }
 
-  void checkNode(const State &s, const Node &n,
-                 const std::map<NodeId, const Node *> &nodes) {
+  void checkNode(const State &s, const Node &n, const NodeIndex &nodes) {
     auto payloadMatches = [&] {
       switch (n.kind) {
       case NodeKind::Access:
@@ -298,26 +319,30 @@ private:
       return;
     }
     auto checkUnique = [&](const std::vector<Connector> &cs, const char *dir) {
-      std::set<std::string> names;
-      for (const Connector &c : cs)
-        if (!names.insert(c.name).second)
-          error(s,
-                std::string(dir) + " connector '" + c.name + "' of " +
-                    describe(n) + " is declared twice",
-                {n.id});
+      // Nodes have a few connectors (a Concat's inputs, a fused map's
+      // dozens): pairs are cheaper than a set.
+      for (std::size_t i = 0; i < cs.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (cs[i].name == cs[j].name) {
+            error(s,
+                  std::string(dir) + " connector '" + cs[i].name + "' of " +
+                      describe(n) + " is declared twice",
+                  {n.id});
+            break;
+          }
     };
     checkUnique(n.inputs, "input");
     checkUnique(n.outputs, "output");
 
     switch (n.kind) {
     case NodeKind::Access:
-      if (!p_.findContainer(n.access().container))
+      if (const Container *c = p_.findContainer(n.access().container))
+        used_.insert(c);
+      else
         error(s,
               describe(n) + " names unknown container '" +
                   n.access().container + "'",
               {n.id});
-      else
-        used_.insert(n.access().container);
       break;
     case NodeKind::Tasklet: {
       const TaskletData &t = n.tasklet();
@@ -350,17 +375,18 @@ private:
           error(s, describe(n) + " has a non-positive step in range " + r.str(),
                 {n.id});
       }
-      auto partner = nodes.find(m.partner);
+      const Node *partner = nodes.find(m.partner);
       NodeKind want =
           n.kind == NodeKind::MapEntry ? NodeKind::MapExit : NodeKind::MapEntry;
-      if (partner == nodes.end() || partner->second->kind != want ||
-          partner->second->map().partner != n.id)
+      if (!partner || partner->kind != want ||
+          !std::holds_alternative<MapData>(partner->payload) ||
+          partner->map().partner != n.id)
         error(s,
               describe(n) + " is not paired with a " +
                   std::string(nodeKindName(want)) + " that points back to it",
               {n.id});
-      else if (partner->second->map().params != m.params ||
-               partner->second->map().ranges.size() != m.ranges.size())
+      else if (partner->map().params != m.params ||
+               partner->map().ranges.size() != m.ranges.size())
         error(s, describe(n) + " and its partner disagree on the map's ranges",
               {n.id, m.partner});
       break;
@@ -481,7 +507,7 @@ private:
             {src.id, dst.id}, {e.id});
       return;
     }
-    used_.insert(m.container);
+    used_.insert(c);
     auto namesAccess = [&](const Node &n) {
       return n.kind == NodeKind::Access &&
              std::holds_alternative<AccessData>(n.payload) &&
@@ -526,36 +552,49 @@ private:
   }
 
   /// Reports a cycle; returns whether the state is acyclic.
-  bool checkAcyclic(const State &s,
-                    const std::map<NodeId, const Node *> &nodes) {
-    std::map<NodeId, int> indeg;
-    std::map<NodeId, std::vector<NodeId>> succ;
-    for (const auto &[id, n] : nodes)
-      indeg[id] = 0;
+  bool checkAcyclic(const State &s, const NodeIndex &nodes) {
+    const std::size_t n = s.nodes.size();
+    std::vector<int> indeg(n, 0);
+    std::vector<std::size_t> first(n + 1, 0);
+    std::vector<std::pair<std::size_t, std::size_t>> arcs;
+    arcs.reserve(s.edges.size());
     for (const Edge &e : s.edges) {
-      if (!nodes.count(e.src) || !nodes.count(e.dst))
+      std::size_t a = nodes.position(e.src), b = nodes.position(e.dst);
+      if (a == NodeIndex::kAbsent || b == NodeIndex::kAbsent)
         continue;
-      succ[e.src].push_back(e.dst);
-      ++indeg[e.dst];
+      arcs.emplace_back(a, b);
+      ++first[a + 1];
+      ++indeg[b];
     }
-    std::vector<NodeId> ready;
-    for (const auto &[id, d] : indeg)
-      if (d == 0)
-        ready.push_back(id);
-    std::size_t visited = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      first[i + 1] += first[i];
+    std::vector<std::size_t> succ(arcs.size()),
+        fill(first.begin(), first.end() - 1);
+    for (auto [a, b] : arcs)
+      succ[fill[a]++] = b;
+    // Nodes that share an id count as one, as the ids are what edges name.
+    std::vector<std::size_t> ready;
+    std::size_t nodesById = 0, visited = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      bool named = nodes.position(s.nodes[i].id) == i;
+      nodesById += named;
+      if (named && indeg[i] == 0)
+        ready.push_back(i);
+    }
     while (!ready.empty()) {
-      NodeId id = ready.back();
+      std::size_t at = ready.back();
       ready.pop_back();
       ++visited;
-      for (NodeId next : succ[id])
-        if (--indeg[next] == 0)
-          ready.push_back(next);
+      for (std::size_t k = first[at]; k < first[at + 1]; ++k)
+        if (--indeg[succ[k]] == 0)
+          ready.push_back(succ[k]);
     }
-    if (visited != nodes.size()) {
+    if (visited != nodesById) {
       std::vector<NodeId> cyclic;
-      for (const auto &[id, d] : indeg)
-        if (d > 0)
-          cyclic.push_back(id);
+      for (std::size_t i = 0; i < n; ++i)
+        if (indeg[i] > 0)
+          cyclic.push_back(s.nodes[i].id);
+      std::sort(cyclic.begin(), cyclic.end());
       error(s,
             "state '" + s.name + "' has a cycle through " +
                 std::to_string(cyclic.size()) + " nodes",
@@ -567,7 +606,7 @@ private:
 
   void checkUnusedContainers() {
     for (const auto &[name, c] : p_.containers)
-      if (!used_.count(name))
+      if (!used_.count(&c))
         report(Severity::Warning, "",
                "container '" + name + "' is named by no node or edge");
   }
@@ -576,30 +615,36 @@ private:
   /// transformation (or plugin) removed its producer. Constants and views
   /// hold their data otherwise.
   void checkReadBeforeWritten() {
-    std::set<std::string> read, written;
-    for (const State &s : p_.states)
+    std::set<std::string_view> read;
+    std::unordered_set<std::string_view> written;
+    for (const State &s : p_.states) {
+      NodeIndex nodes(s);
       for (const Edge &e : s.edges) {
         if (e.memlet.empty())
           continue;
-        const Node *src = s.findNode(e.src), *dst = s.findNode(e.dst);
-        if (src && src->kind == NodeKind::Access)
+        const Node *src = nodes.find(e.src), *dst = nodes.find(e.dst);
+        if (src && src->kind == NodeKind::Access &&
+            std::holds_alternative<AccessData>(src->payload))
           read.insert(src->access().container);
-        if (dst && dst->kind == NodeKind::Access)
+        if (dst && dst->kind == NodeKind::Access &&
+            std::holds_alternative<AccessData>(dst->payload))
           written.insert(dst->access().container);
       }
-    for (const std::string &name : read) {
+    }
+    for (std::string_view name : read) {
       const Container *c = p_.findContainer(name);
       if (c && c->transient && !c->isConstant() && !c->isView() &&
           !written.count(name))
         report(Severity::Error, "",
-               "transient '" + name + "' is read but never written");
+               "transient '" + std::string(name) +
+                   "' is read but never written");
     }
   }
 
   const Program &p_;
   std::vector<Diagnostic> out_;
-  std::set<std::string> used_;
-  std::set<NodeId> allIds_;
+  std::unordered_set<const Container *> used_;
+  std::unordered_set<NodeId> allIds_; ///< across states, when there are several
 };
 
 } // namespace

@@ -1,0 +1,51 @@
+/// \file
+/// A state's nodes by id (see node_index.h).
+
+#include "ir/node_index.h"
+
+#include <algorithm>
+
+namespace weir::ir {
+
+NodeIndex::NodeIndex(const State &state) : state_(&state) {
+  const std::vector<Node> &nodes = state.nodes;
+  if (nodes.empty())
+    return;
+  auto [lo, hi] = std::minmax_element(
+      nodes.begin(), nodes.end(),
+      [](const Node &a, const Node &b) { return a.id < b.id; });
+  low_ = lo->id;
+  const NodeId span = hi->id - lo->id;
+  if (span <= 4 * static_cast<NodeId>(nodes.size()) + 64) {
+    table_.assign(span + 1, 0);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      std::uint32_t &slot = table_[nodes[i].id - low_];
+      if (slot == 0)
+        slot = static_cast<std::uint32_t>(i + 1);
+      else if (std::find(duplicates_.begin(), duplicates_.end(),
+                         nodes[i].id) == duplicates_.end())
+        duplicates_.push_back(nodes[i].id);
+    }
+    std::sort(duplicates_.begin(), duplicates_.end());
+    return;
+  }
+  sorted_.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    sorted_.emplace_back(nodes[i].id, static_cast<std::uint32_t>(i));
+  std::sort(sorted_.begin(), sorted_.end());
+  for (std::size_t i = 1; i < sorted_.size(); ++i)
+    if (sorted_[i].first == sorted_[i - 1].first &&
+        (duplicates_.empty() || duplicates_.back() != sorted_[i].first))
+      duplicates_.push_back(sorted_[i].first);
+}
+
+std::size_t NodeIndex::sortedPosition(NodeId id) const {
+  auto it = std::lower_bound(
+      sorted_.begin(), sorted_.end(), id,
+      [](const std::pair<NodeId, std::uint32_t> &p, NodeId want) {
+        return p.first < want;
+      });
+  return it != sorted_.end() && it->first == id ? it->second : kAbsent;
+}
+
+} // namespace weir::ir

@@ -1,0 +1,65 @@
+#pragma once
+/// \file
+/// A state's nodes by id, for the passes that walk a whole state and look
+/// nodes up by id (validation, scope parents, analyses). They ran on
+/// std::maps keyed by id, allocating a tree node per node and per edge on
+/// every version of a long recipe; a NodeIndex answers with a position in
+/// `state.nodes`, so the pass can keep what it learns in flat vectors.
+///
+///     ir::NodeIndex index(state);
+///     std::vector<int> indegree(index.size());
+///     for (const ir::Edge &e : state.edges)
+///       if (std::size_t d = index.position(e.dst); d != ir::NodeIndex::kAbsent)
+///         ++indegree[d];
+
+#include "ir/program.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace weir::ir {
+
+class NodeIndex {
+public:
+  static constexpr std::size_t kAbsent = std::numeric_limits<std::size_t>::max();
+
+  /// Keeps a reference to `state`, which must outlive the index unchanged.
+  explicit NodeIndex(const State &state);
+
+  std::size_t size() const { return state_->nodes.size(); }
+  /// The position in `state.nodes` of the node with this id (the first, when
+  /// two share it), or kAbsent.
+  std::size_t position(NodeId id) const {
+    if (!table_.empty() || sorted_.empty()) {
+      if (id < low_ || id - low_ >= table_.size())
+        return kAbsent;
+      std::uint32_t at = table_[id - low_];
+      return at == 0 ? kAbsent : at - 1;
+    }
+    return sortedPosition(id);
+  }
+  const Node *find(NodeId id) const {
+    std::size_t at = position(id);
+    return at == kAbsent ? nullptr : &state_->nodes[at];
+  }
+  /// Ids that more than one node of the state carries, ascending.
+  const std::vector<NodeId> &duplicateIds() const { return duplicates_; }
+
+private:
+  std::size_t sortedPosition(NodeId id) const;
+
+  const State *state_;
+  /// Position + 1 of the node with id `low_ + i` at [i] (0: none). Ids are
+  /// handed out in increasing order, so a state's ids are dense enough for
+  /// a table; the table is used while it is at most 4 times the node count.
+  std::vector<std::uint32_t> table_;
+  NodeId low_ = 0;
+  /// (id, position) sorted by id, for the states whose ids are too sparse.
+  std::vector<std::pair<NodeId, std::uint32_t>> sorted_;
+  std::vector<NodeId> duplicates_;
+};
+
+} // namespace weir::ir
