@@ -170,6 +170,11 @@ public:
   virtual std::variant<CheckResult, ApplyResult>
   checkAndApply(const ir::Program &program, const Match &match,
                 const Params &params) const;
+  /// Whether the same step on the same program always makes the same
+  /// program. Weir's own transformations do (the workspace may then drop a
+  /// version's program and rebuild it by replaying the step); a plugin's
+  /// code may not, and its results are kept.
+  virtual bool replaysExactly() const { return true; }
 
 private:
   Declaration declaration_;

@@ -29,17 +29,96 @@ private:
   Workspace &ws_;
 };
 
+std::shared_ptr<const ir::Program> Version::program() const {
+  if (std::shared_ptr<const ir::Program> p = programIfLoaded())
+    return p;
+  return owner_->rebuild(index_);
+}
+
+std::shared_ptr<const ir::Program> Version::programIfLoaded() const {
+  if (std::shared_ptr<const ir::Program> p = cell_->kept.load())
+    return p;
+  return cell_->lent.load().lock();
+}
+
 std::uint64_t Version::hash() const {
-  std::call_once(hash_->once,
-                 [&] { hash_->value = ir::structuralHash(*program); });
-  return hash_->value;
+  if (cell_->hashed)
+    return cell_->hash;
+  // The program first: a rebuild takes the workspace's lock, which must
+  // never be waited for inside call_once (a thread holding the lock may be
+  // waiting for this hash).
+  std::shared_ptr<const ir::Program> p = program();
+  std::call_once(cell_->hashOnce, [&] {
+    cell_->hash = ir::structuralHash(*p);
+    cell_->hashed = true;
+  });
+  return cell_->hash;
 }
 
 Workspace::Workspace(ir::Program program, Source source)
     : source_(std::move(source)) {
   Version v;
-  v.program = std::make_shared<const ir::Program>(std::move(program));
+  v.cell_->kept.store(std::make_shared<const ir::Program>(std::move(program)));
+  append(std::move(v));
+}
+
+void Workspace::append(Version v) {
+  v.owner_ = this;
+  v.index_ = versions_.size();
   versions_.push_back(std::move(v));
+}
+
+bool Workspace::keepsResident(const Version &v, std::size_t current) const {
+  std::size_t i = v.index_;
+  return i % kCheckpointEvery == 0 || !v.replaysExactly_ ||
+         (i + kRecent >= current && i <= current + kRecent);
+}
+
+void Workspace::settle(std::size_t previous) {
+  // Only the versions near the previous current one can have left the
+  // resident set (the others were settled before, or were just made).
+  std::size_t lo = previous > kRecent ? previous - kRecent : 0;
+  for (std::size_t i = lo; i <= previous + kRecent && i < versions_.size();
+       ++i) {
+    Version &v = versions_[i];
+    if (v.resident() && !keepsResident(v, current_)) {
+      v.cell_->lent.store(v.cell_->kept.load());
+      v.cell_->kept.store(nullptr);
+    }
+  }
+  Version &now = versions_[current_];
+  if (!now.resident())
+    now.cell_->kept.store(now.program());
+}
+
+std::shared_ptr<const ir::Program> Workspace::rebuild(std::size_t index) const {
+  std::lock_guard lock(mutex_);
+  // Back to the nearest version in memory (version 0 always is).
+  std::size_t from = index;
+  std::shared_ptr<const ir::Program> at;
+  while (!(at = versions_[from].programIfLoaded()))
+    --from;
+  for (std::size_t i = from + 1; i <= index; ++i) {
+    const Version &v = versions_[i];
+    try {
+      at = derive(*at, *v.step).cell_->kept.load();
+    } catch (const Error &e) {
+      throw Error("version " + std::to_string(i) +
+                  " could not be rebuilt by replaying its step: " + e.what());
+    }
+    // A version whose hash is known must come back the same.
+    if (v.cell_->hashed && ir::structuralHash(*at) != v.cell_->hash)
+      throw Error("version " + std::to_string(i) + " (" +
+                  v.step->transformation +
+                  ") came back different when its step was replayed");
+    v.cell_->lent.store(at);
+  }
+  // The last two rebuilt stay, so that a walk along the history rebuilds
+  // each version from the one before it.
+  rebuilt_.push_back(at);
+  if (rebuilt_.size() > 2)
+    rebuilt_.erase(rebuilt_.begin());
+  return at;
 }
 
 std::vector<Match> Workspace::matches(std::string_view transformation) {
@@ -104,7 +183,8 @@ std::optional<Version> Workspace::attempt(const ir::Program &from,
   transforms::ApplyResult &r = std::get<transforms::ApplyResult>(outcome);
   Version v;
   v.exactness = t->exactness();
-  v.program = std::make_shared<const ir::Program>(std::move(r.program));
+  v.replaysExactly_ = t->replaysExactly();
+  v.cell_->kept.store(std::make_shared<const ir::Program>(std::move(r.program)));
   v.idMap = std::move(r.idMap);
   v.step = step;
   v.seconds =
@@ -162,8 +242,9 @@ const Version *Workspace::tryApply(std::string_view transformation,
     // Nothing above changed the workspace; from here nothing throws but
     // allocation.
     versions_.resize(current_ + 1);
-    versions_.push_back(std::move(*v));
+    append(std::move(*v));
     current_ = versions_.size() - 1;
+    settle(from);
   }
   notify({ChangeKind::Applied, from, current_});
   return &versions_[current_];
@@ -176,6 +257,7 @@ void Workspace::undo() {
     if (!canUndo())
       throw Error("nothing to undo");
     --current_;
+    settle(current_ + 1);
   }
   notify({ChangeKind::Undone, current_ + 1, current_});
 }
@@ -187,6 +269,7 @@ void Workspace::redo() {
     if (!canRedo())
       throw Error("nothing to redo");
     ++current_;
+    settle(current_ - 1);
   }
   notify({ChangeKind::Redone, current_ - 1, current_});
 }
@@ -201,6 +284,7 @@ void Workspace::revert(std::size_t index) {
                   "history has " + std::to_string(versions_.size()) +
                   " versions)");
     current_ = index;
+    settle(from);
   }
   notify({ChangeKind::Reverted, from, current_});
 }
@@ -217,7 +301,11 @@ void Workspace::replay(const Recipe &recipe) {
   std::lock_guard lock(mutex_);
   std::optional<Busy> busy(std::in_place, *this);
   std::vector<Version> fresh;
-  const ir::Program *at = &program();
+  std::shared_ptr<const ir::Program> at = programPtr();
+  // The versions this replay makes, and the current one once it is done:
+  // those that will not stay resident are dropped as they are made.
+  const std::size_t first = current_ + 1,
+                    last = current_ + recipe.steps.size();
   for (std::size_t i = 0; i < recipe.steps.size(); ++i) {
     const Step &step = recipe.steps[i];
     std::string where = "recipe step " + std::to_string(i + 1) + " (" +
@@ -246,15 +334,23 @@ void Workspace::replay(const Recipe &recipe) {
     } catch (const Error &e) {
       throw Error(where + ": " + e.what());
     }
-    at = fresh.back().program.get();
+    Version &made = fresh.back();
+    made.owner_ = this;
+    made.index_ = first + i;
+    at = made.cell_->kept.load();
+    if (!keepsResident(made, last)) {
+      made.cell_->lent.store(at);
+      made.cell_->kept.store(nullptr);
+    }
   }
   if (fresh.empty())
     return;
   std::size_t from = current_;
   versions_.resize(current_ + 1);
   for (Version &v : fresh)
-    versions_.push_back(std::move(v));
+    append(std::move(v));
   current_ = versions_.size() - 1;
+  settle(from);
   busy.reset();
   notify({ChangeKind::Applied, from, current_});
 }
@@ -267,7 +363,7 @@ VerifyReport Workspace::verify(const VerifyOptions &options) const {
     std::lock_guard lock(mutex_);
     for (std::size_t i = 1; i <= current_; ++i)
       steps.push_back(versions_[i].exactness);
-    first = versions_[0].program;
+    first = versions_[0].cell_->kept.load();
     now = programPtr();
   }
   return verifyPrograms(*first, *now, combineTolerances(steps), options);
@@ -281,8 +377,8 @@ VerifyReport Workspace::verifyStep(std::size_t index,
     std::lock_guard lock(mutex_);
     if (index == 0 || index >= versions_.size())
       throw Error("there is no step " + std::to_string(index) + " to verify");
-    before = versions_[index - 1].program;
-    after = versions_[index].program;
+    before = versions_[index - 1].program();
+    after = versions_[index].program();
     exactness = versions_[index].exactness;
   }
   return verifyPrograms(*before, *after, exactness, options);

@@ -9,8 +9,9 @@
 ///   the redo tail). Anything that fails or throws leaves the workspace
 ///   exactly as it was and out of the history.
 /// - undo(), redo() and revert() move the current position; nothing is
-///   re-run. Versions are program values whose heavy parts (weights,
-///   tasklet code, expressions, subgraphs) are shared between them.
+///   re-run but the replay that rebuilds a dropped program (see Version).
+///   Versions are program values whose heavy parts (weights, tasklet code,
+///   expressions, subgraphs) are shared between them.
 /// - recipe() is the list of steps up to the current version; replay()
 ///   applies a recipe all-or-nothing.
 /// - Observers hear about every change (the GUI redraws).
@@ -31,6 +32,7 @@
 #include "workspace/recipe.h"
 #include "workspace/verify.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,23 +48,56 @@ struct Source {
   std::string sha256;    ///< of the model file; "" when unknown
 };
 
-struct Version {
-  std::shared_ptr<const ir::Program> program;
+class Workspace;
+
+/// One version of the program: the imported program, or the result of one
+/// step.
+///
+/// A long recipe makes hundreds of versions of a program of thousands of
+/// nodes, and each held its own copy: DenseNet-121's 461 steps held 3.3 GB.
+/// The workspace therefore keeps the programs of a few versions resident —
+/// the first, every kCheckpointEvery-th, those within kRecent of the
+/// current one, and every result of a step that does not replay exactly (a
+/// plugin's) — and drops the others. program() rebuilds a dropped program
+/// by replaying the steps since the nearest resident version (Weir's
+/// transformations are deterministic: the same step on the same program
+/// makes the same program, which the workspace tests check by hash).
+class Version {
+public:
   std::optional<Step> step; ///< none for the first version
   transforms::IdMap idMap;  ///< previous version's ids -> this one's
   transforms::Exactness exactness;
   double seconds = 0; ///< time the step took
+
+  /// The program, rebuilt if it was dropped (throws weir::Error when the
+  /// rebuild fails). Takes the workspace's lock to rebuild, not otherwise.
+  std::shared_ptr<const ir::Program> program() const;
+  /// The program when it is in memory (resident, or dropped but still held
+  /// by someone), else null; never rebuilds.
+  std::shared_ptr<const ir::Program> programIfLoaded() const;
+  /// Whether the workspace keeps this version's program in memory.
+  bool resident() const { return cell_->kept.load() != nullptr; }
 
   /// ir::structuralHash of the program, computed when first asked for (it
   /// reads every node and weight; a recipe's steps mostly never need it).
   std::uint64_t hash() const;
 
 private:
-  struct HashCell {
-    std::once_flag once;
-    std::uint64_t value = 0;
+  friend class Workspace;
+  /// Atomic: readers (a hash, the GUI) need no lock while the program is
+  /// in memory; the workspace changes them under its lock.
+  struct Cell {
+    std::atomic<std::shared_ptr<const ir::Program>> kept; ///< while resident
+    std::atomic<std::weak_ptr<const ir::Program>> lent; ///< once dropped
+    std::once_flag hashOnce;
+    std::atomic<bool> hashed = false;
+    std::uint64_t hash = 0;
   };
-  std::shared_ptr<HashCell> hash_ = std::make_shared<HashCell>();
+  /// Shared by the copies of one version (the history's vector grows).
+  std::shared_ptr<Cell> cell_ = std::make_shared<Cell>();
+  const Workspace *owner_ = nullptr;
+  std::size_t index_ = 0;
+  bool replaysExactly_ = true; ///< whether its step may be replayed
 };
 
 enum class ChangeKind : std::uint8_t { Applied, Undone, Redone, Reverted };
@@ -72,16 +107,22 @@ struct Change {
   std::size_t from = 0, to = 0; ///< version indices
 };
 
-class Workspace;
 using Observer = std::function<void(const Workspace &, const Change &)>;
 
 class Workspace {
 public:
   explicit Workspace(ir::Program program, Source source = {});
 
-  const ir::Program &program() const { return *versions_[current_].program; }
+  /// Versions whose programs stay in memory (see Version): the first,
+  /// every kCheckpointEvery-th, and those within kRecent of the current.
+  static constexpr std::size_t kCheckpointEvery = 16;
+  static constexpr std::size_t kRecent = 4;
+
+  const ir::Program &program() const {
+    return *versions_[current_].cell_->kept.load();
+  }
   std::shared_ptr<const ir::Program> programPtr() const {
-    return versions_[current_].program;
+    return versions_[current_].cell_->kept.load();
   }
   std::uint64_t hash() const { return versions_[current_].hash(); }
   const Source &source() const { return source_; }
@@ -151,6 +192,7 @@ public:
   }
 
 private:
+  friend class Version; // rebuild()
   /// Marks a change in progress; throws when one already is.
   class Busy;
   void notify(const Change &change) const;
@@ -164,12 +206,26 @@ private:
   /// The indexes of the current version's states, shared by every check
   /// and match on it (ir/state_memo.h); guarded by mutex_.
   const ir::StateMemo *memo() const;
+  /// Appends `v` as version `versions_.size()`.
+  void append(Version v);
+  /// Whether version `index` stays resident while `current` is current.
+  bool keepsResident(const Version &v, std::size_t current) const;
+  /// After the current version moved from `previous`: drops the programs
+  /// of the versions that need not stay resident any more and makes the
+  /// current one's resident (rebuilding it when it was dropped).
+  void settle(std::size_t previous);
+  /// Version `index`'s program, replayed from the nearest earlier version
+  /// still in memory. Takes the lock.
+  std::shared_ptr<const ir::Program> rebuild(std::size_t index) const;
 
   Source source_;
   std::vector<Version> versions_;
   std::size_t current_ = 0;
   transforms::MatchCache cache_;
   mutable std::unique_ptr<ir::StateMemo> memo_;
+  /// The last programs rebuilt, so that walking the history in order
+  /// rebuilds each version from the one before.
+  mutable std::vector<std::shared_ptr<const ir::Program>> rebuilt_;
   std::vector<std::pair<int, Observer>> observers_;
   int nextObserver_ = 1;
   mutable std::recursive_mutex mutex_;

@@ -73,19 +73,21 @@ void printTiers(const workspace::Workspace &ws) {
                 name, amount(a.bytesMoved).c_str(), amount(a.flops).c_str(),
                 memory.c_str());
   };
-  line("import", *versions[0].program);
+  line("import", *versions[0].program());
   for (transforms::Tier t :
        {transforms::Tier::Expansion, transforms::Tier::Fusion,
         transforms::Tier::Movement, transforms::Tier::Tensorize}) {
-    const ir::Program *last = nullptr;
+    std::size_t last = 0; // the tier's last step (its program is rebuilt
+                          // if the workspace dropped it)
     for (std::size_t i = 1; i <= ws.current(); ++i) {
       auto tr =
           transforms::findTransformation(versions[i].step->transformation);
       if (tr && tr->tier() == t)
-        last = versions[i].program.get();
+        last = i;
     }
-    if (last)
-      line(std::string(transforms::tierName(t)).c_str(), *last);
+    if (last > 0)
+      line(std::string(transforms::tierName(t)).c_str(),
+           *versions[last].program());
   }
 }
 
@@ -246,12 +248,13 @@ int optimizeCommand(const Args &args) {
               ws->program().nodeCount(), ir::hashHex(ws->hash()).c_str());
   int step = 0;
   // Each version's analysis once: a step's "after" is the next's "before".
-  const ir::Program *analyzed = nullptr;
+  std::shared_ptr<const ir::Program> analyzed;
   ir::ProgramAnalysis last;
   auto analysisOf = [&](const workspace::Version &v) {
-    if (v.program.get() != analyzed) {
-      last = ir::analyze(*v.program);
-      analyzed = v.program.get();
+    std::shared_ptr<const ir::Program> p = v.program();
+    if (p != analyzed) {
+      last = ir::analyze(*p);
+      analyzed = std::move(p);
     }
     return last;
   };
@@ -274,7 +277,7 @@ int optimizeCommand(const Args &args) {
       report(ws->versions()[i - 1], ws->versions()[i]);
   }
   printTiers(*ws);
-  ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program),
+  ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program()),
                       b = ir::analyze(ws->program());
   std::printf("total        %d steps; FLOPs %s -> %s, bytes moved %s -> %s; "
               "hash %s\n",

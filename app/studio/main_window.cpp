@@ -404,7 +404,7 @@ void MainWindow::showSelection() {
     // read every weight.
     std::uint64_t hash = 0;
     for (const workspace::Version &v : document_->workspace()->versions())
-      if (v.program == program)
+      if (v.programIfLoaded() == program)
         hash = v.hash();
     properties_->showProgram(program, hash);
     break;

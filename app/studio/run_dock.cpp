@@ -244,7 +244,7 @@ void RunDock::run() {
   {
     auto lock = ws->lock();
     current = ws->programPtr();
-    reference = ws->versions().front().program;
+    reference = ws->versions().front().program();
     version = ws->current();
   }
   interp::TensorMap inputs;

@@ -26,7 +26,7 @@ bool VerifyRunner::start(const workspace::Workspace &ws) {
     version = ws.current();
     for (std::size_t i = 1; i <= version; ++i)
       steps.push_back(ws.versions()[i].exactness);
-    first = ws.versions().front().program;
+    first = ws.versions().front().program();
     now = ws.programPtr();
   }
   if (version == 0)

@@ -42,6 +42,10 @@ public:
   apply(const ir::Program &program, const transforms::Match &match,
         const transforms::Params &params) const override;
 
+  /// Python code may read the clock, a file or a random number: the
+  /// workspace keeps what a plugin made rather than rebuilding it.
+  bool replaysExactly() const override { return false; }
+
   const std::string &sourceFile() const { return sourceFile_; }
 
 private:

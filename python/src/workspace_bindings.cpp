@@ -399,7 +399,7 @@ void defineWorkspace(py::module_ &m) {
              std::optional<double> atol, int threads) {
             // Inputs are those of the imported program (verify runs both).
             auto first =
-                locked(w, [&] { return w.versions().front().program; });
+                locked(w, [&] { return w.versions().front().program(); });
             auto o =
                 verifyOptions(seed, inputs, dims, rtol, atol, threads, *first);
             py::gil_scoped_release release;

@@ -296,7 +296,7 @@ TEST_F(WorkspaceTest, ReplayIsAllOrNothingAndChecksLabels) {
 TEST_F(WorkspaceTest, VersionsShareWeights) {
   Workspace ws(model("cnn.onnx"));
   ws.apply("expand-all");
-  const ir::Program &first = *ws.versions()[0].program;
+  const ir::Program &first = *ws.versions()[0].program();
   const ir::Program &last = ws.program();
   int shared = 0;
   for (const auto &[name, c] : first.containers)
