@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Two builds of `weir` against each other on `weir optimize --recipe auto`:
+# each model runs with the old binary, then the new one, so that a busy
+# machine slows both alike. Prints wall seconds, their ratio, peak resident
+# MB (GNU time) and whether both sessions have the same program hash.
+#
+#   tests/bench/ab_optimize.sh OLD_WEIR NEW_WEIR [MODEL...]
+#
+# MODEL names a file in build/bench/models (scripts/bench.sh exports them);
+# the default is the whole zoo there.
+set -euo pipefail
+if [ $# -lt 2 ]; then
+  echo "usage: $0 OLD_WEIR NEW_WEIR [MODEL...]" >&2
+  exit 2
+fi
+old=$1 new=$2
+shift 2
+models_dir="$(cd "$(dirname "$0")/../.." && pwd)/build/bench/models"
+if [ $# -eq 0 ]; then
+  set -- $(ls "$models_dir" | sed -n 's/\.onnx$//p')
+fi
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+printf "%-16s %8s %8s %8s %9s %9s  %s\n" model "old s" "new s" new/old \
+  "old MB" "new MB" "same hash"
+for m in "$@"; do
+  for which in old new; do
+    bin=$old
+    [ "$which" = new ] && bin=$new
+    /usr/bin/time -f "%e %M" -o "$scratch/$which.time" \
+      "$bin" optimize "$models_dir/$m.onnx" --recipe auto \
+      -o "$scratch/$which.weir" --no-plugins >"$scratch/$which.log" 2>&1
+  done
+  read -r old_s old_kb <"$scratch/old.time"
+  read -r new_s new_kb <"$scratch/new.time"
+  old_hash=$(grep -o 'hash [0-9a-f]*$' "$scratch/old.log" | tail -1 || true)
+  new_hash=$(grep -o 'hash [0-9a-f]*$' "$scratch/new.log" | tail -1 || true)
+  same=no
+  [ -n "$old_hash" ] && [ "$old_hash" = "$new_hash" ] && same=yes
+  printf "%-16s %8.2f %8.2f %8.2f %9d %9d  %s\n" "$m" "$old_s" "$new_s" \
+    "$(echo "$new_s / $old_s" | bc -l)" $((old_kb / 1024)) \
+    $((new_kb / 1024)) "$same"
+done
