@@ -74,6 +74,15 @@ bool Workspace::keepsResident(const Version &v, std::size_t current) const {
          (i + kRecent >= current && i <= current + kRecent);
 }
 
+void Workspace::moveTo(std::size_t index) {
+  // Rebuilding may throw; nothing has changed until it is done.
+  std::shared_ptr<const ir::Program> program = versions_[index].program();
+  std::size_t previous = current_;
+  current_ = index;
+  versions_[index].cell_->kept.store(std::move(program));
+  settle(previous);
+}
+
 void Workspace::settle(std::size_t previous) {
   // Only the versions near the previous current one can have left the
   // resident set (the others were settled before, or were just made).
@@ -86,9 +95,6 @@ void Workspace::settle(std::size_t previous) {
       v.cell_->kept.store(nullptr);
     }
   }
-  Version &now = versions_[current_];
-  if (!now.resident())
-    now.cell_->kept.store(now.program());
 }
 
 std::shared_ptr<const ir::Program> Workspace::rebuild(std::size_t index) const {
@@ -256,8 +262,7 @@ void Workspace::undo() {
     Busy busy(*this);
     if (!canUndo())
       throw Error("nothing to undo");
-    --current_;
-    settle(current_ + 1);
+    moveTo(current_ - 1);
   }
   notify({ChangeKind::Undone, current_ + 1, current_});
 }
@@ -268,8 +273,7 @@ void Workspace::redo() {
     Busy busy(*this);
     if (!canRedo())
       throw Error("nothing to redo");
-    ++current_;
-    settle(current_ - 1);
+    moveTo(current_ + 1);
   }
   notify({ChangeKind::Redone, current_ - 1, current_});
 }
@@ -283,8 +287,7 @@ void Workspace::revert(std::size_t index) {
       throw Error("there is no version " + std::to_string(index) + " (the " +
                   "history has " + std::to_string(versions_.size()) +
                   " versions)");
-    current_ = index;
-    settle(from);
+    moveTo(index);
   }
   notify({ChangeKind::Reverted, from, current_});
 }

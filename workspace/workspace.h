@@ -210,9 +210,12 @@ private:
   void append(Version v);
   /// Whether version `index` stays resident while `current` is current.
   bool keepsResident(const Version &v, std::size_t current) const;
-  /// After the current version moved from `previous`: drops the programs
-  /// of the versions that need not stay resident any more and makes the
-  /// current one's resident (rebuilding it when it was dropped).
+  /// Makes version `index` current and resident, rebuilding its program
+  /// when it was dropped; throws (changing nothing) when that fails.
+  void moveTo(std::size_t index);
+  /// After the current version moved from `previous` (and is resident):
+  /// drops the programs of the versions that need not stay resident any
+  /// more.
   void settle(std::size_t previous);
   /// Version `index`'s program, replayed from the nearest earlier version
   /// still in memory. Takes the lock.

@@ -160,6 +160,13 @@ TEST_F(ResidentVersions, AStepThatComesBackDifferentIsAnError) {
     EXPECT_THAT(e.what(), HasSubstr("version 1 (test-stamp-claims-exact) "
                                     "came back different"));
   }
+  // Moving there fails the same way and changes nothing.
+  const std::size_t current = ws.current();
+  EXPECT_THROW(ws.revert(1), Error);
+  EXPECT_EQ(ws.current(), current);
+  EXPECT_EQ(ir::structuralHash(ws.program()), hashes.back());
+  ws.undo();
+  EXPECT_EQ(ir::structuralHash(ws.program()), hashes[current - 1]);
 }
 
 } // namespace
