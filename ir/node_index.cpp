@@ -48,4 +48,28 @@ std::size_t NodeIndex::sortedPosition(NodeId id) const {
   return it != sorted_.end() && it->first == id ? it->second : kAbsent;
 }
 
+Successors successors(const State &state, const NodeIndex &index) {
+  const std::size_t n = state.nodes.size();
+  Successors out;
+  out.first.assign(n + 1, 0);
+  out.indegree.assign(n, 0);
+  std::vector<std::pair<std::size_t, std::size_t>> arcs;
+  arcs.reserve(state.edges.size());
+  for (const Edge &e : state.edges) {
+    std::size_t a = index.position(e.src), b = index.position(e.dst);
+    if (a == NodeIndex::kAbsent || b == NodeIndex::kAbsent)
+      continue;
+    arcs.emplace_back(a, b);
+    ++out.first[a + 1];
+    ++out.indegree[b];
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    out.first[i + 1] += out.first[i];
+  out.targets.resize(arcs.size());
+  std::vector<std::size_t> fill(out.first.begin(), out.first.end() - 1);
+  for (auto [a, b] : arcs)
+    out.targets[fill[a]++] = b;
+  return out;
+}
+
 } // namespace weir::ir

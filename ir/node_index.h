@@ -62,4 +62,15 @@ private:
   std::vector<NodeId> duplicates_;
 };
 
+/// A state's edges as successor lists by node position, for topological
+/// walks: node i's successors are `targets[first[i]]` up to
+/// `targets[first[i + 1]]`, in edge order. Edges that name a node outside
+/// the state are left out.
+struct Successors {
+  std::vector<std::size_t> first;   ///< size() + 1 offsets
+  std::vector<std::size_t> targets; ///< positions
+  std::vector<int> indegree;        ///< edges into each position
+};
+Successors successors(const State &state, const NodeIndex &index);
+
 } // namespace weir::ir

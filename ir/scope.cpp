@@ -14,26 +14,8 @@ std::map<NodeId, NodeId> computeScopeParents(const State &state) {
   const std::vector<Node> &nodes = state.nodes;
   NodeIndex index(state);
   const std::size_t n = nodes.size();
-  // Out-edges by source position, as offsets into one array.
-  std::vector<std::size_t> first(n + 1, 0);
-  std::vector<std::size_t> src(state.edges.size(), NodeIndex::kAbsent),
-      dst(state.edges.size(), NodeIndex::kAbsent);
-  std::vector<int> indeg(n, 0);
-  for (std::size_t i = 0; i < state.edges.size(); ++i) {
-    const Edge &e = state.edges[i];
-    src[i] = index.position(e.src);
-    dst[i] = index.position(e.dst);
-    if (src[i] == NodeIndex::kAbsent || dst[i] == NodeIndex::kAbsent)
-      continue;
-    ++first[src[i] + 1];
-    ++indeg[dst[i]];
-  }
-  for (std::size_t i = 0; i < n; ++i)
-    first[i + 1] += first[i];
-  std::vector<std::size_t> out(first[n]), fill(first.begin(), first.end() - 1);
-  for (std::size_t i = 0; i < state.edges.size(); ++i)
-    if (src[i] != NodeIndex::kAbsent && dst[i] != NodeIndex::kAbsent)
-      out[fill[src[i]]++] = dst[i];
+  Successors graph = successors(state, index);
+  std::vector<int> &indeg = graph.indegree;
 
   std::vector<NodeId> parent(n, 0);
   std::vector<bool> assigned(n, false);
@@ -50,8 +32,8 @@ std::map<NodeId, NodeId> computeScopeParents(const State &state) {
     std::size_t at = ready.back();
     ready.pop_back();
     const Node &from = nodes[at];
-    for (std::size_t k = first[at]; k < first[at + 1]; ++k) {
-      std::size_t to = out[k];
+    for (std::size_t k = graph.first[at]; k < graph.first[at + 1]; ++k) {
+      std::size_t to = graph.targets[k];
       const Node &next = nodes[to];
       if (!assigned[to]) {
         NodeId scope;

@@ -319,15 +319,25 @@ private:
       return;
     }
     auto checkUnique = [&](const std::vector<Connector> &cs, const char *dir) {
-      // Nodes have a few connectors (a Concat's inputs, a fused map's
-      // dozens): pairs are cheaper than a set.
+      // Most nodes have a few connectors: pairs are cheaper than a set,
+      // which only many (a hostile Concat's thousands) need.
+      auto twice = [&](const Connector &c) {
+        error(s,
+              std::string(dir) + " connector '" + c.name + "' of " +
+                  describe(n) + " is declared twice",
+              {n.id});
+      };
+      if (cs.size() > 16) {
+        std::unordered_set<std::string_view> names;
+        for (const Connector &c : cs)
+          if (!names.insert(c.name).second)
+            twice(c);
+        return;
+      }
       for (std::size_t i = 0; i < cs.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
           if (cs[i].name == cs[j].name) {
-            error(s,
-                  std::string(dir) + " connector '" + cs[i].name + "' of " +
-                      describe(n) + " is declared twice",
-                  {n.id});
+            twice(cs[i]);
             break;
           }
     };
@@ -554,24 +564,8 @@ private:
   /// Reports a cycle; returns whether the state is acyclic.
   bool checkAcyclic(const State &s, const NodeIndex &nodes) {
     const std::size_t n = s.nodes.size();
-    std::vector<int> indeg(n, 0);
-    std::vector<std::size_t> first(n + 1, 0);
-    std::vector<std::pair<std::size_t, std::size_t>> arcs;
-    arcs.reserve(s.edges.size());
-    for (const Edge &e : s.edges) {
-      std::size_t a = nodes.position(e.src), b = nodes.position(e.dst);
-      if (a == NodeIndex::kAbsent || b == NodeIndex::kAbsent)
-        continue;
-      arcs.emplace_back(a, b);
-      ++first[a + 1];
-      ++indeg[b];
-    }
-    for (std::size_t i = 0; i < n; ++i)
-      first[i + 1] += first[i];
-    std::vector<std::size_t> succ(arcs.size()),
-        fill(first.begin(), first.end() - 1);
-    for (auto [a, b] : arcs)
-      succ[fill[a]++] = b;
+    Successors graph = successors(s, nodes);
+    std::vector<int> &indeg = graph.indegree;
     // Nodes that share an id count as one, as the ids are what edges name.
     std::vector<std::size_t> ready;
     std::size_t nodesById = 0, visited = 0;
@@ -585,9 +579,9 @@ private:
       std::size_t at = ready.back();
       ready.pop_back();
       ++visited;
-      for (std::size_t k = first[at]; k < first[at + 1]; ++k)
-        if (--indeg[succ[k]] == 0)
-          ready.push_back(succ[k]);
+      for (std::size_t k = graph.first[at]; k < graph.first[at + 1]; ++k)
+        if (--indeg[graph.targets[k]] == 0)
+          ready.push_back(graph.targets[k]);
     }
     if (visited != nodesById) {
       std::vector<NodeId> cyclic;

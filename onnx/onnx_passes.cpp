@@ -64,20 +64,11 @@ int modelFile(const onnx::ModelProto &model) {
   if (fd < 0)
     throw Error(std::string("cannot start ONNX's passes: ") +
                 std::strerror(errno));
-  const char *p = bytes.data();
-  std::size_t n = bytes.size();
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      int e = errno;
-      ::close(fd);
-      throw Error(std::string("cannot start ONNX's passes: ") +
-                  std::strerror(e));
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
+  if (!passes::writeAll(fd, bytes.data(), bytes.size())) {
+    int e = errno;
+    ::close(fd);
+    throw Error(std::string("cannot start ONNX's passes: ") +
+                std::strerror(e));
   }
   ::lseek(fd, 0, SEEK_SET);
   return fd;

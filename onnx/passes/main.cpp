@@ -44,21 +44,12 @@ public:
     header[0] = static_cast<char>(tag);
     std::uint64_t n = bytes.size();
     std::memcpy(header + 1, &n, sizeof n);
-    write(header, sizeof header);
-    write(bytes.data(), bytes.size());
-  }
-
-private:
-  static void write(const char *p, std::size_t n) {
-    while (n > 0) {
-      ssize_t w = ::write(STDOUT_FILENO, p, n);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        _exit(3); // the importer is gone or stopped reading
-      p += w;
-      n -= static_cast<std::size_t>(w);
-    }
+    // The importer is gone or stopped reading: nothing more to do.
+    if (!weir::onnx_import::passes::writeAll(STDOUT_FILENO, header,
+                                             sizeof header) ||
+        !weir::onnx_import::passes::writeAll(STDOUT_FILENO, bytes.data(),
+                                             bytes.size()))
+      _exit(3);
   }
 };
 

@@ -6,7 +6,9 @@
 /// A crash cuts the sequence short; the last Pass record names the pass
 /// that was running.
 
+#include <cerrno>
 #include <cstddef>
+#include <unistd.h>
 
 namespace weir::onnx_import::passes {
 
@@ -28,5 +30,20 @@ constexpr const char *kOriginalOpset = "--original-opset";
 constexpr const char *kTargetOpset = "--target-opset";
 constexpr const char *kUpgrade = "--upgrade";
 constexpr const char *kCheck = "--check";
+
+/// Writes all `n` bytes to `fd` (both ends write through this: the
+/// importer the model, the helper its records). False on an error.
+inline bool writeAll(int fd, const char *p, std::size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
 
 } // namespace weir::onnx_import::passes
