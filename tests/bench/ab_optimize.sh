@@ -2,7 +2,10 @@
 # Two builds of `weir` against each other on `weir optimize --recipe auto`:
 # each model runs with the old binary, then the new one, so that a busy
 # machine slows both alike. Prints wall seconds, their ratio, peak resident
-# MB (GNU time) and whether both sessions have the same program hash.
+# MB (GNU time) and whether both sessions have the same program hash, and,
+# as the peer in the same run, ONNX Runtime's session creation at 2 threads
+# (tests/bench/ort_bench.js, onnxruntime-node from scripts/bench.sh) with
+# the new time's ratio to it ("-" when ORT is not installed or fails).
 #
 #   tests/bench/ab_optimize.sh OLD_WEIR NEW_WEIR [MODEL...]
 #
@@ -15,14 +18,15 @@ if [ $# -lt 2 ]; then
 fi
 old=$1 new=$2
 shift 2
-models_dir="$(cd "$(dirname "$0")/../.." && pwd)/build/bench/models"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+models_dir="$root/build/bench/models"
 if [ $# -eq 0 ]; then
   set -- $(ls "$models_dir" | sed -n 's/\.onnx$//p')
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-printf "%-16s %8s %8s %8s %9s %9s  %s\n" model "old s" "new s" new/old \
-  "old MB" "new MB" "same hash"
+printf "%-16s %8s %8s %8s %9s %9s  %-9s %8s %8s\n" model "old s" "new s" \
+  new/old "old MB" "new MB" "same hash" "ORT s" new/ORT
 for m in "$@"; do
   for which in old new; do
     bin=$old
@@ -37,7 +41,16 @@ for m in "$@"; do
   new_hash=$(grep -o 'hash [0-9a-f]*$' "$scratch/new.log" | tail -1 || true)
   same=no
   [ -n "$old_hash" ] && [ "$old_hash" = "$new_hash" ] && same=yes
-  printf "%-16s %8.2f %8.2f %8.2f %9d %9d  %s\n" "$m" "$old_s" "$new_s" \
-    "$(echo "$new_s / $old_s" | bc -l)" $((old_kb / 1024)) \
-    $((new_kb / 1024)) "$same"
+  ort_s=- ratio=-
+  if ort=$(NODE_PATH="$root/build/bench/node_modules" node \
+    "$root/tests/bench/ort_bench.js" --model "$models_dir/$m.onnx" \
+    --input "input=$models_dir/$m.input.npy" --threads 2 --runs 1 \
+    --warmup-s 0 2>/dev/null | tail -1) &&
+    ms=$(echo "$ort" | grep -o '"session_ms": *[0-9.]*' | grep -o '[0-9.]*$'); then
+    ort_s=$(printf "%.2f" "$(echo "$ms / 1000" | bc -l)")
+    ratio=$(printf "%.1fx" "$(echo "$new_s * 1000 / $ms" | bc -l)")
+  fi
+  printf "%-16s %8.2f %8.2f %8.2f %9d %9d  %-9s %8s %8s\n" "$m" "$old_s" \
+    "$new_s" "$(echo "$new_s / $old_s" | bc -l)" $((old_kb / 1024)) \
+    $((new_kb / 1024)) "$same" "$ort_s" "$ratio"
 done
