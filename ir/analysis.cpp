@@ -33,7 +33,9 @@ private:
   std::optional<Expr> symbolic_;
 };
 
-StateAnalysis analyzeState(const Program &p, const State &s) {
+StateAnalysis analyzeState(const Program &p, const State &s,
+                           AnalysisDetail detail) {
+  const bool full = detail == AnalysisDetail::Full;
   StateAnalysis out;
   out.state = s.name;
   // Summed once at the end (see ir::sum).
@@ -56,20 +58,24 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     NodeId scope = b.kind == NodeKind::MapExit    ? b.map().partner
                    : a.kind == NodeKind::MapEntry ? a.id
                                                   : parentOf(parents, b.id);
-    Expr elements = e.memlet.volume() * executions(scope);
+    bool touchesMemory =
+        a.kind == NodeKind::Access || b.kind == NodeKind::Access;
+    if (!full && !touchesMemory)
+      continue;
+    Expr elements = executions.total(scope, e.memlet.volume());
     Expr bytes(0);
     const Container *c = p.findContainer(e.memlet.container);
     // Register storage lives in the loop body: no memory traffic.
-    if (c && c->storage != Storage::Register &&
-        (a.kind == NodeKind::Access || b.kind == NodeKind::Access)) {
+    if (c && c->storage != Storage::Register && touchesMemory) {
       bytes = elements * Expr(static_cast<std::int64_t>(dtypeSize(c->dtype)));
       bytesTerms.push_back(bytes);
-      if (a.kind != NodeKind::Access)
+      if (full && a.kind != NodeKind::Access)
         bytesOut[byId.position(a.id)].add(bytes);
-      if (b.kind != NodeKind::Access)
+      if (full && b.kind != NodeKind::Access)
         bytesIn[byId.position(b.id)].add(bytes);
     }
-    out.edges.push_back(EdgeTraffic{e.id, elements, bytes});
+    if (full)
+      out.edges.push_back(EdgeTraffic{e.id, elements, bytes});
   }
 
   for (const Node &n : s.nodes) {
@@ -77,18 +83,18 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
     switch (n.kind) {
     case NodeKind::Tasklet:
       if (n.tasklet().code)
-        flops = Expr(tasklet::countOps(*n.tasklet().code)) *
-                executions(parentOf(parents, n.id));
+        flops = executions.total(parentOf(parents, n.id),
+                                 Expr(tasklet::countOps(*n.tasklet().code)));
       break;
     case NodeKind::Library:
       if (n.library().flops)
-        flops = *n.library().flops * executions(parentOf(parents, n.id));
+        flops = executions.total(parentOf(parents, n.id), *n.library().flops);
       break;
     case NodeKind::Primitive: {
       const Attributes &attrs = n.primitive().attributes;
       if (auto it = attrs.find("flops"); it != attrs.end()) {
         if (auto *v = std::get_if<std::int64_t>(&it->second))
-          flops = Expr(*v) * executions(parentOf(parents, n.id));
+          flops = executions.total(parentOf(parents, n.id), Expr(*v));
       } else if (n.primitive().primitive == "gemm") {
         // 2·M·N·K multiply-adds (alpha and beta scaling are not counted,
         // as for the library node the gemm came from).
@@ -97,7 +103,7 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
         if (!g.epilogue.empty())
           perCall = perCall + Expr(tasklet::countOps(tasklet::parse(g.epilogue))) *
                                   g.m * g.n;
-        flops = perCall * executions(parentOf(parents, n.id));
+        flops = executions.total(parentOf(parents, n.id), perCall);
       }
       break;
     }
@@ -105,6 +111,8 @@ StateAnalysis analyzeState(const Program &p, const State &s) {
       break;
     }
     flopsTerms.push_back(flops);
+    if (!full)
+      continue;
     std::size_t at = byId.position(n.id);
     out.nodes.push_back(NodeCost{n.id, std::move(flops), bytesIn[at].value(),
                                  bytesOut[at].value()});
@@ -128,11 +136,11 @@ ProgramAnalysis::arithmeticIntensity(const Bindings &b) const {
   }
 }
 
-ProgramAnalysis analyze(const Program &program) {
+ProgramAnalysis analyze(const Program &program, AnalysisDetail detail) {
   ProgramAnalysis out;
   std::vector<Expr> bytesTerms, flopsTerms;
   for (const State &s : program.states) {
-    out.states.push_back(analyzeState(program, s));
+    out.states.push_back(analyzeState(program, s, detail));
     bytesTerms.push_back(out.states.back().bytesMoved);
     flopsTerms.push_back(out.states.back().flops);
   }

@@ -56,6 +56,12 @@ struct ProgramAnalysis {
   std::optional<double> arithmeticIntensity(const Bindings &b = {}) const;
 };
 
-ProgramAnalysis analyze(const Program &program);
+/// How much analyze() records: every edge and node (Full), or only the
+/// states' and the program's totals (Totals: `edges` and `nodes` stay empty;
+/// the per-step report of `weir optimize` needs no more).
+enum class AnalysisDetail { Full, Totals };
+
+ProgramAnalysis analyze(const Program &program,
+                        AnalysisDetail detail = AnalysisDetail::Full);
 
 } // namespace weir::ir

@@ -18,7 +18,14 @@ std::string quote(const std::filesystem::path &p) {
 } // namespace
 
 void writeFileAtomically(const std::filesystem::path &path,
-                         std::string_view bytes) {
+                         std::string_view bytes, Durability durability) {
+  writeFileAtomically(
+      path, [&](const FileAppend &append) { append(bytes); }, durability);
+}
+
+void writeFileAtomically(const std::filesystem::path &path,
+                         const std::function<void(const FileAppend &)> &fill,
+                         Durability durability) {
   std::string name = quote(path);
   auto fail = [&](const std::string &step) {
     return Error("cannot write " + name + ": " + step + ": " +
@@ -37,16 +44,18 @@ void writeFileAtomically(const std::filesystem::path &path,
   if (fd < 0)
     throw fail("cannot create a temporary file in " + quote(dir));
   try {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        throw fail("write failed");
-      done += static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0)
+    fill([&](std::string_view bytes) {
+      std::size_t done = 0;
+      while (done < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n <= 0)
+          throw fail("write failed");
+        done += static_cast<std::size_t>(n);
+      }
+    });
+    if (durability == Durability::Synced && ::fsync(fd) != 0)
       throw fail("fsync failed");
     int closed = ::close(fd);
     fd = -1;
@@ -62,6 +71,8 @@ void writeFileAtomically(const std::filesystem::path &path,
   }
   // Make the rename itself durable; a failure here loses nothing already
   // visible, so it is not worth an error.
+  if (durability == Durability::Unsynced)
+    return;
   int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd >= 0) {
     ::fsync(dirFd);

@@ -8,11 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <span>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace weir::ir {
@@ -487,16 +491,24 @@ Program fromJson(const json &doc, const BlobReader &readBlob) {
   }
 }
 
-SerializedProgram serialize(const Program &program) {
-  SerializedProgram out;
+namespace {
+
+/// toJson with each constant appended once to the binary section, at an
+/// offset aligned to 64 bytes, through `append`.
+std::string serializeWith(const Program &program,
+                          const std::function<void(std::string_view)> &append) {
+  std::uint64_t size = 0;
   std::map<const void *, json> written;
+  static const char kZeros[64] = {};
   BlobWriter writeBlob = [&](const Blob &b) -> json {
     auto it = written.find(b.get());
     if (it != written.end())
       return it->second;
-    std::size_t offset = (out.binary.size() + 63) / 64 * 64;
-    out.binary.resize(offset + b->size());
-    std::copy(b->begin(), b->end(), out.binary.begin() + offset);
+    std::uint64_t offset = (size + 63) / 64 * 64;
+    append(std::string_view(kZeros, offset - size));
+    append(std::string_view(reinterpret_cast<const char *>(b->data()),
+                            b->size()));
+    size = offset + b->size();
     json ref{{"offset", offset},
              {"bytes", b->size()},
              {"hash", hashHex(hashBytes(b->data(), b->size()))}};
@@ -504,18 +516,52 @@ SerializedProgram serialize(const Program &program) {
     return ref;
   };
   try {
-    out.json = toJson(program, writeBlob).dump(1);
+    return toJson(program, writeBlob).dump(1);
   } catch (const json::exception &e) {
     // Names other than labels, metadata and string attributes are written
     // as plain strings, so invalid UTF-8 in one cannot be represented.
     throw Error("cannot write program '" + program.name +
                 "' as JSON: " + e.what());
   }
+}
+
+} // namespace
+
+SerializedProgram serialize(const Program &program) {
+  SerializedProgram out;
+  out.json = serializeWith(program, [&](std::string_view bytes) {
+    const auto *p = reinterpret_cast<const std::byte *>(bytes.data());
+    out.binary.insert(out.binary.end(), p, p + bytes.size());
+  });
   return out;
 }
 
-Program deserialize(const std::string &text,
-                    const std::vector<std::byte> &binary) {
+namespace {
+
+/// Copies `out.size()` bytes at `offset` of the binary section into `out`.
+using BinaryRead =
+    std::function<void(std::uint64_t offset, std::span<std::byte> out)>;
+
+/// Reserves `bytes` in `v`; for large constants, asks the kernel for huge
+/// pages first (fresh memory costs a page fault per page, and on a virtual
+/// machine each fault costs more than filling the page).
+void reserveLarge(std::vector<std::byte> &v, std::size_t bytes) {
+  v.reserve(bytes);
+  constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
+  if (bytes < 2 * kHuge)
+    return;
+  auto begin = (reinterpret_cast<std::uintptr_t>(v.data()) + kHuge - 1) &
+               ~(kHuge - 1);
+  auto end = (reinterpret_cast<std::uintptr_t>(v.data()) + bytes) &
+             ~(kHuge - 1);
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+/// deserialize with the binary section read on demand: each constant is
+/// read once, straight into its own blob.
+Program deserializeWith(const std::string &text, std::uint64_t binarySize,
+                        const BinaryRead &read) {
   json doc;
   try {
     doc = json::parse(text);
@@ -528,15 +574,18 @@ Program deserialize(const std::string &text,
   BlobReader readBlob = [&](const json &ref) -> Blob {
     auto offset = ref.at("offset").get<std::uint64_t>();
     auto bytes = ref.at("bytes").get<std::uint64_t>();
-    if (offset > binary.size() || bytes > binary.size() - offset)
+    if (offset > binarySize || bytes > binarySize - offset)
       throw Error("constant data at offset " + std::to_string(offset) + " (" +
                   std::to_string(bytes) +
                   " bytes) lies past the end of the binary section (" +
-                  std::to_string(binary.size()) + " bytes)");
+                  std::to_string(binarySize) + " bytes)");
     if (auto it = shared.find({offset, bytes}); it != shared.end())
       return it->second;
-    auto blob = std::make_shared<const std::vector<std::byte>>(
-        binary.begin() + offset, binary.begin() + offset + bytes);
+    auto data = std::make_shared<std::vector<std::byte>>();
+    reserveLarge(*data, bytes);
+    data->resize(bytes);
+    read(offset, *data);
+    Blob blob = std::move(data);
     if (hashHex(hashBytes(blob->data(), blob->size())) !=
         ref.at("hash").get<std::string>())
       throw Error("constant data at offset " + std::to_string(offset) +
@@ -547,38 +596,78 @@ Program deserialize(const std::string &text,
   return fromJson(doc, readBlob);
 }
 
-void saveProgram(const Program &program, const std::filesystem::path &path) {
-  SerializedProgram s = serialize(program);
+} // namespace
+
+Program deserialize(const std::string &text,
+                    const std::vector<std::byte> &binary) {
+  return deserializeWith(
+      text, binary.size(), [&](std::uint64_t offset, std::span<std::byte> out) {
+        std::copy_n(binary.begin() + std::ptrdiff_t(offset), out.size(),
+                    out.begin());
+      });
+}
+
+void saveProgram(const Program &program, const std::filesystem::path &path,
+                 Durability durability) {
   std::filesystem::path bin = path;
   bin += ".bin";
-  if (!s.binary.empty())
-    writeFileAtomically(
-        bin, std::string_view(reinterpret_cast<const char *>(s.binary.data()),
-                              s.binary.size()));
-  writeFileAtomically(path, s.json);
+  // The constants go straight to the file, not through one more copy of
+  // them in memory.
+  std::string text;
+  bool anyBinary = false;
+  writeFileAtomically(
+      bin,
+      [&](const FileAppend &append) {
+        text = serializeWith(program, [&](std::string_view bytes) {
+          anyBinary = anyBinary || !bytes.empty();
+          append(bytes);
+        });
+      },
+      durability);
+  if (!anyBinary) {
+    std::error_code ec;
+    std::filesystem::remove(bin, ec);
+  }
+  writeFileAtomically(path, text, durability);
 }
 
 namespace {
-std::vector<char> readAll(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
+/// The whole file, read in one call.
+template <typename Bytes> Bytes readAll(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     throw Error("cannot open '" + path.string() + "'");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::streamoff size = in.tellg();
+  in.seekg(0);
+  Bytes out(std::size_t(size), typename Bytes::value_type{});
+  if (size > 0 && !in.read(reinterpret_cast<char *>(out.data()), size))
+    throw Error("cannot read '" + path.string() + "'");
+  return out;
 }
 } // namespace
 
 Program loadProgram(const std::filesystem::path &path) {
-  std::vector<char> text = readAll(path);
-  std::vector<std::byte> binary;
+  std::string text = readAll<std::string>(path);
   std::filesystem::path bin = path;
   bin += ".bin";
+  std::ifstream binary;
+  std::uint64_t binarySize = 0;
   if (std::filesystem::exists(bin)) {
-    std::vector<char> raw = readAll(bin);
-    binary.resize(raw.size());
-    std::memcpy(binary.data(), raw.data(), raw.size());
+    binary.open(bin, std::ios::binary | std::ios::ate);
+    if (!binary)
+      throw Error("cannot open '" + bin.string() + "'");
+    binarySize = std::uint64_t(std::streamoff(binary.tellg()));
   }
   try {
-    return deserialize(std::string(text.begin(), text.end()), binary);
+    return deserializeWith(
+        text, binarySize, [&](std::uint64_t offset, std::span<std::byte> out) {
+          binary.seekg(std::streamoff(offset));
+          if (!binary.read(reinterpret_cast<char *>(out.data()),
+                           std::streamsize(out.size())))
+            throw Error("cannot read " + std::to_string(out.size()) +
+                        " bytes at offset " + std::to_string(offset) + " of '" +
+                        bin.string() + "'");
+        });
   } catch (const Error &e) {
     throw Error(path.string() + ": " + e.what());
   }

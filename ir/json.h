@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "ir/atomic_file.h"
 #include "ir/attribute.h"
 
 namespace weir::ir {
@@ -41,9 +42,12 @@ SerializedProgram serialize(const Program &program);
 Program deserialize(const std::string &json,
                     const std::vector<std::byte> &binary);
 
-/// Write `path` and, when the program has constant data, `path` + ".bin".
-/// Each file is written to a temporary, flushed and renamed into place.
-void saveProgram(const Program &program, const std::filesystem::path &path);
+/// Write `path` and, when the program has constant data, `path` + ".bin"
+/// (an old one goes when it has none). Each file is written to a
+/// temporary and renamed into place, flushed to disk first unless
+/// `durability` says otherwise (caches: see ir/atomic_file.h).
+void saveProgram(const Program &program, const std::filesystem::path &path,
+                 Durability durability = Durability::Synced);
 /// Throws weir::Error naming the file and the problem.
 Program loadProgram(const std::filesystem::path &path);
 

@@ -1,6 +1,7 @@
 #include "ir/scope.h"
 
 #include "ir/error.h"
+#include "ir/interval.h"
 #include "ir/node_index.h"
 #include "ir/state_memo.h"
 
@@ -98,12 +99,151 @@ Expr ScopeExecutions::of(NodeId scope, int depth) {
     return Expr(1);
   if (auto it = counts_.find(scope); it != counts_.end())
     return it->second;
-  Expr count(1);
-  for (const Range &r : entry->second->map().ranges)
-    count = count * r.size();
-  count = count * of(parentOf(parents_, scope), depth + 1);
+  const MapData &m = entry->second->map();
+  Expr size(1);
+  for (const Range &r : m.ranges)
+    size = size * r.size();
+  NodeId parent = parentOf(parents_, scope);
+  Expr count = size * of(parent, depth + 1);
+  if (!size.isConstant()) {
+    // A range may use a parameter of this map or of one around it: sum
+    // over the loops it depends on.
+    if (std::optional<Expr> summed = sumOverLoops(loopsOf(scope), Expr(1)))
+      count = *summed;
+  }
   counts_.emplace(scope, count);
   return count;
+}
+
+std::vector<ScopeExecutions::Loop> ScopeExecutions::loopsOf(NodeId scope) const {
+  std::vector<const Node *> maps;
+  for (int depth = 0; scope != 0 && depth <= 1024; ++depth) {
+    auto entry = entries_.find(scope);
+    if (entry == entries_.end())
+      break;
+    maps.push_back(entry->second);
+    scope = parentOf(parents_, scope);
+  }
+  std::vector<Loop> loops;
+  for (auto m = maps.rbegin(); m != maps.rend(); ++m) {
+    const MapData &d = (*m)->map();
+    for (std::size_t i = 0; i < d.params.size() && i < d.ranges.size(); ++i)
+      loops.push_back(Loop{&d.params[i], &d.ranges[i]});
+  }
+  return loops;
+}
+
+namespace {
+
+using Loop = ScopeExecutions::Loop;
+
+bool uses(const std::vector<std::string> &sortedSymbols, const std::string &s) {
+  return std::binary_search(sortedSymbols.begin(), sortedSymbols.end(), s);
+}
+
+bool rangeUses(const Range &r, const std::string &s) {
+  for (const Expr *e : {&r.begin, &r.end, &r.step})
+    if (uses(e->freeSymbols(), s))
+      return true;
+  return false;
+}
+
+/// Sums `f` over loops[at..], the outer ones bound in `b`; false when a
+/// range is not constant under `b` or the budget of points runs out.
+bool enumerate(const std::vector<Loop> &loops, std::size_t at, const Expr &f,
+               Bindings &b, std::int64_t &budget, std::int64_t &sum) {
+  if (at == loops.size()) {
+    std::int64_t v = f.evaluate(b);
+    return --budget >= 0 && !__builtin_add_overflow(sum, v, &sum);
+  }
+  const Range &r = *loops[at].range;
+  std::int64_t begin = r.begin.evaluate(b), end = r.end.evaluate(b),
+               step = r.step.evaluate(b);
+  if (step <= 0)
+    return false;
+  for (std::int64_t v = begin; v < end; v += step) {
+    b[*loops[at].param] = v;
+    if (!enumerate(loops, at + 1, f, b, budget, sum))
+      return false;
+  }
+  b.erase(*loops[at].param);
+  return true;
+}
+
+} // namespace
+
+Expr ScopeExecutions::total(NodeId scope, const Expr &perIteration) {
+  if (perIteration.isConstant() || scope == 0)
+    return perIteration * of(scope, 0);
+  std::optional<Expr> summed = sumOverLoops(loopsOf(scope), perIteration);
+  return summed ? *summed : perIteration * of(scope, 0);
+}
+
+std::optional<Expr>
+ScopeExecutions::sumOverLoops(const std::vector<Loop> &loops,
+                              const Expr &perIteration) {
+  // The loops the sum depends on: those whose parameter perIteration uses,
+  // whose range uses another loop's parameter, or whose parameter such a
+  // range uses. The others only multiply it by their size.
+  std::vector<std::string> used = perIteration.freeSymbols();
+  std::vector<bool> relevant(loops.size(), false);
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    relevant[i] = uses(used, *loops[i].param);
+    for (const Loop &other : loops)
+      relevant[i] = relevant[i] || rangeUses(*loops[i].range, *other.param);
+  }
+  if (std::find(relevant.begin(), relevant.end(), true) == relevant.end())
+    return std::nullopt;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i < loops.size(); ++i)
+      if (relevant[i])
+        for (std::size_t j = 0; j < loops.size(); ++j)
+          if (!relevant[j] && rangeUses(*loops[i].range, *loops[j].param))
+            relevant[j] = grew = true;
+  }
+  std::vector<Loop> summed;
+  Expr rest(1);
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    if (relevant[i])
+      summed.push_back(loops[i]);
+    else
+      rest = rest * loops[i].range->size();
+  }
+  // The most iterations and the largest value per iteration, each
+  // parameter in its range: an upper bound, and the size of the sum.
+  IntervalEnv env;
+  Expr count(1);
+  std::int64_t points = 1;
+  bool bounded = true;
+  for (const Loop &l : summed) {
+    std::optional<Interval> lo = boundOf(l.range->begin, env),
+                            hi = boundOf(l.range->end, env),
+                            size = boundOf(l.range->size(), env);
+    if (!lo || !hi || !size || hi->hi - 1 < lo->lo) {
+      bounded = false;
+      break;
+    }
+    env[*l.param] = Interval{lo->lo, hi->hi - 1};
+    std::int64_t most = std::max<std::int64_t>(size->hi, 0);
+    count = count * Expr(most);
+    if (__builtin_mul_overflow(points, most, &points))
+      points = kEnumerated + 1;
+  }
+  if (bounded && points <= kEnumerated) {
+    try {
+      Bindings b;
+      std::int64_t budget = kEnumerated, sum = 0;
+      if (enumerate(summed, 0, perIteration, b, budget, sum))
+        return Expr(sum) * rest;
+    } catch (const Error &) {
+      // An operation the evaluation refuses: bound it instead.
+    }
+  }
+  if (bounded)
+    if (std::optional<Interval> most = boundOf(perIteration, env))
+      return Expr(std::max<std::int64_t>(most->hi, 0)) * count * rest;
+  return std::nullopt;
 }
 
 namespace {

@@ -36,14 +36,40 @@ Expr scopeExecutions(const State &state,
 
 /// scopeExecutions for many scopes of one state: each scope's count is
 /// computed once, from its parent's (an analysis asks for every node).
+///
+/// A map whose ranges depend on the parameters of the maps around it (a
+/// pooling window clamped at the border is smaller there) executes the sum
+/// of its sizes over the outer iterations, not their product with a free
+/// parameter: `total` sums exactly over the loops the sum depends on when
+/// they are constant and span at most kEnumerated points (the others only
+/// multiply it), and otherwise takes the largest value the interval
+/// analysis gives for each iteration (an upper bound). Only when neither
+/// applies does the count keep the parameter.
 class ScopeExecutions {
 public:
+  /// Outer iteration points summed one by one at most.
+  static constexpr std::int64_t kEnumerated = 1 << 16;
+  /// One iteration variable of the maps around a node.
+  struct Loop {
+    const std::string *param;
+    const Range *range;
+  };
+
   /// `state` and `parents` must outlive this object.
   ScopeExecutions(const State &state, const std::map<NodeId, NodeId> &parents);
   Expr operator()(NodeId scope);
+  /// Sum of `perIteration` over every iteration of `scope` and the maps
+  /// around it; `perIteration` may use their parameters (0: run once).
+  Expr total(NodeId scope, const Expr &perIteration);
 
 private:
   Expr of(NodeId scope, int depth);
+  /// The loops of `scope` and the maps around it, outermost first.
+  std::vector<Loop> loopsOf(NodeId scope) const;
+  /// The sum of `perIteration` over `loops` (see the class comment);
+  /// nullopt when it does not depend on them or cannot be bounded.
+  std::optional<Expr> sumOverLoops(const std::vector<Loop> &loops,
+                                   const Expr &perIteration);
   const std::map<NodeId, NodeId> &parents_;
   std::map<NodeId, const Node *> entries_; ///< the state's map entries
   std::map<NodeId, Expr> counts_;

@@ -53,7 +53,9 @@ void cacheProgram(const ir::Program &program, const std::string &hashHex) {
     fs::create_directories(file->parent_path(), ec);
     // Each file is written to a temporary and renamed; two writers of one
     // hash write the same bytes, so any pairing of their files is whole.
-    ir::saveProgram(program, *file);
+    // Not flushed to disk: a file a crash left partial fails its checks
+    // when read and is written again.
+    ir::saveProgram(program, *file, weir::Durability::Unsynced);
     codegen::cpu::ObjectCache::fromEnvironment().trim();
   } catch (const std::exception &) {
   }

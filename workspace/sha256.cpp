@@ -6,6 +6,10 @@
 #include <fstream>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace weir::workspace {
 namespace {
 
@@ -26,11 +30,81 @@ std::uint32_t rotr(std::uint32_t x, int n) {
   return (x >> n) | (x << (32 - n));
 }
 
+#if defined(__x86_64__)
+/// `count` blocks with the SHA extensions (about ten times the portable
+/// code's speed). The state is kept as the instructions want it: ABEF and
+/// CDGH. Each of the 16 steps does four rounds; from the fifth on, its
+/// four message words come from the four before (sha256msg1 adds
+/// sigma0(W[t-15]) to W[t-16], the alignr adds W[t-7], sha256msg2 adds
+/// sigma1(W[t-2])).
+__attribute__((target("sha,sse4.1,ssse3"))) void
+blocksWithShaExtensions(std::uint32_t h[8], const unsigned char *p,
+                        std::size_t count) {
+  const __m128i byteSwap =
+      _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i *>(h));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i *>(h + 4));
+  __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; count > 0; --count, p += 64) {
+    __m128i abefBefore = abef, cdghBefore = cdgh;
+    __m128i m[4];
+    for (int i = 0; i < 16; ++i) {
+      __m128i &w = m[i % 4];
+      if (i < 4)
+        w = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * i)),
+            byteSwap);
+      else
+        w = _mm_sha256msg2_epu32(
+            _mm_add_epi32(_mm_sha256msg1_epu32(w, m[(i + 1) % 4]),
+                          _mm_alignr_epi8(m[(i + 3) % 4], m[(i + 2) % 4], 4)),
+            m[(i + 3) % 4]);
+      __m128i wk = _mm_add_epi32(
+          w, _mm_loadu_si128(reinterpret_cast<const __m128i *>(kRound + 4 * i)));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abefBefore);
+    cdgh = _mm_add_epi32(cdgh, cdghBefore);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(h),
+                   _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(h + 4),
+                   _mm_alignr_epi8(dchg, feba, 8));
+}
+
+bool haveShaExtensions() {
+  static const bool have = __builtin_cpu_supports("sha") &&
+                           __builtin_cpu_supports("sse4.1") &&
+                           __builtin_cpu_supports("ssse3");
+  return have;
+}
+#else
+void blocksWithShaExtensions(std::uint32_t *, const unsigned char *,
+                             std::size_t) {}
+bool haveShaExtensions() { return false; }
+#endif
+
 } // namespace
 
-Sha256::Sha256()
+Sha256::Sha256(Engine engine)
     : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
+      hardware_(engine == Engine::Fastest && haveShaExtensions()) {}
+
+void Sha256::blocks(const unsigned char *p, std::size_t count) {
+  if (hardware_) {
+    blocksWithShaExtensions(h_, p, count);
+    return;
+  }
+  for (; count > 0; --count, p += 64)
+    block(p);
+}
 
 void Sha256::block(const unsigned char *p) {
   std::uint32_t w[64];
@@ -74,13 +148,20 @@ void Sha256::update(const void *data, std::size_t size) {
   const auto *p = static_cast<const unsigned char *>(data);
   length_ += size;
   while (size > 0) {
+    if (buffered_ == 0 && size >= 64) {
+      std::size_t whole = size / 64;
+      blocks(p, whole);
+      p += whole * 64;
+      size -= whole * 64;
+      continue;
+    }
     std::size_t take = std::min(size, 64 - buffered_);
     std::memcpy(buffer_ + buffered_, p, take);
     buffered_ += take;
     p += take;
     size -= take;
     if (buffered_ == 64) {
-      block(buffer_);
+      blocks(buffer_, 1);
       buffered_ = 0;
     }
   }

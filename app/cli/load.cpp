@@ -12,7 +12,9 @@ Loaded loadAny(const std::string &path) {
   if (std::filesystem::path(path).extension() == ".weir") {
     // A session: its model with the recipe replayed (or the program that
     // replay made before, from the cache).
-    out.program = workspace::openSessionProgram(path);
+    bool fromCache = false;
+    out.program = workspace::openSessionProgram(path, &fromCache);
+    out.sessionFromCache = fromCache;
     return out;
   }
   if (std::filesystem::path(path).extension() == ".json") {

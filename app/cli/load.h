@@ -6,6 +6,7 @@
 #include "ir/program.h"
 #include "onnx/import.h"
 
+#include <optional>
 #include <string>
 
 namespace weir::cli {
@@ -14,6 +15,9 @@ struct Loaded {
   ir::Program program;
   onnx_import::ImportReport report; ///< empty for a program file
   bool fromOnnx = false;
+  /// For a session: whether its program came from the program cache
+  /// (workspace/program_cache.h) rather than from replaying its recipe.
+  std::optional<bool> sessionFromCache;
 };
 
 /// `.json` files are Weir programs, `.weir` files sessions (the model with

@@ -182,7 +182,11 @@ void printProfile(const std::map<std::string, double> &seconds, int runs) {
 
 int runCommand(const Args &args) {
   RunOptions o = parse(args);
+  auto openStart = std::chrono::steady_clock::now();
   Loaded loaded = loadAny(o.model);
+  double openMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - openStart)
+                      .count();
   ir::Program &program = loaded.program;
 
   operators::ExpandAllReport expanded = operators::expandAll(program, o.impl);
@@ -319,6 +323,12 @@ int runCommand(const Args &args) {
     if (!outputs.count(name))
       throw Error("--expected names '" + name +
                   "', which is not an output of " + o.model);
+  std::printf("open         %.1f ms (%s)\n", openMs,
+              !loaded.sessionFromCache ? (loaded.fromOnnx ? "ONNX import"
+                                                          : "program file")
+              : *loaded.sessionFromCache
+                  ? "session: its program from the cache, recipe not replayed"
+                  : "session: recipe replayed");
   if (o.interpreter) {
     std::printf("engine       reference interpreter (%d operators expanded)\n",
                 expanded.expanded);

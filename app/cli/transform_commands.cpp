@@ -10,6 +10,7 @@
 #include "ir/memory.h"
 #include "transforms/registry.h"
 #include "workspace/auto_recipe.h"
+#include "workspace/program_cache.h"
 #include "workspace/session.h"
 
 #include <nlohmann/json.hpp>
@@ -247,20 +248,24 @@ int optimizeCommand(const Args &args) {
   std::printf("model        %s (%zu nodes, hash %s)\n", model.c_str(),
               ws->program().nodeCount(), ir::hashHex(ws->hash()).c_str());
   int step = 0;
-  // Each version's analysis once: a step's "after" is the next's "before".
-  std::shared_ptr<const ir::Program> analyzed;
-  ir::ProgramAnalysis last;
-  auto analysisOf = [&](const workspace::Version &v) {
+  // Each version's totals once: a step's "after" is the next's "before".
+  struct Totals {
+    std::shared_ptr<const ir::Program> program;
+    ir::Expr flops, bytesMoved;
+  };
+  Totals last;
+  auto totalsOf = [&](const workspace::Version &v) {
     std::shared_ptr<const ir::Program> p = v.program();
-    if (p != analyzed) {
-      last = ir::analyze(*p);
-      analyzed = std::move(p);
+    if (p != last.program) {
+      ir::ProgramAnalysis a = ir::analyze(*p, ir::AnalysisDetail::Totals);
+      last = {std::move(p), std::move(a.flops), std::move(a.bytesMoved)};
     }
     return last;
   };
   auto report = [&](const workspace::Version &before,
                     const workspace::Version &after) {
-    ir::ProgramAnalysis a = analysisOf(before), b = analysisOf(after);
+    Totals a = totalsOf(before);
+    const Totals &b = totalsOf(after);
     std::printf("step %-3d %-16s %8.1f ms  FLOPs %s  bytes moved %s\n", ++step,
                 after.step->transformation.c_str(), after.seconds * 1e3,
                 delta(a.flops, b.flops).c_str(),
@@ -277,8 +282,9 @@ int optimizeCommand(const Args &args) {
       report(ws->versions()[i - 1], ws->versions()[i]);
   }
   printTiers(*ws);
-  ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program()),
-                      b = ir::analyze(ws->program());
+  ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program(),
+                                      ir::AnalysisDetail::Totals),
+                      b = ir::analyze(ws->program(), ir::AnalysisDetail::Totals);
   std::printf("total        %d steps; FLOPs %s -> %s, bytes moved %s -> %s; "
               "hash %s\n",
               step, amount(a.flops).c_str(), amount(b.flops).c_str(),
@@ -292,6 +298,9 @@ int optimizeCommand(const Args &args) {
   }
   if (!output.empty()) {
     workspace::saveSession(*ws, output);
+    // `weir run SESSION` most often comes next: with the program cached it
+    // compiles without replaying the recipe.
+    workspace::cacheProgram(ws->program(), ir::hashHex(ws->hash()));
     std::printf("saved        %s\n", output.c_str());
   }
   return status;

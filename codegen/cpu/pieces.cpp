@@ -3,9 +3,11 @@
 
 #include "codegen/cpu/pieces.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 namespace weir::codegen::cpu {
 namespace {
@@ -54,24 +56,6 @@ void freeBuffers(const Stmt &s, std::set<std::string> &inner,
     freeBuffers(*c, inner, used);
 }
 
-/// Locals `s` assigns and reads, anywhere inside it.
-void locals(const Value &v, std::set<std::string> &reads) {
-  if (v.kind == ValueKind::Local)
-    reads.insert(v.name);
-  for (const ValuePtr &o : v.operands)
-    locals(*o, reads);
-}
-
-void locals(const Stmt &s, std::set<std::string> &assigns,
-            std::set<std::string> &reads) {
-  if (s.kind == StmtKind::Assign)
-    assigns.insert(s.var);
-  if (s.value)
-    locals(*s.value, reads);
-  for (const StmtPtr &c : s.body)
-    locals(*c, assigns, reads);
-}
-
 /// The statements of a level, its blocks flattened.
 void flatten(const std::vector<StmtPtr> &stmts, std::vector<StmtPtr> &out) {
   for (const StmtPtr &s : stmts)
@@ -81,27 +65,73 @@ void flatten(const std::vector<StmtPtr> &stmts, std::vector<StmtPtr> &out) {
       out.push_back(s);
 }
 
-/// For each statement but the last: whether the level may be cut after it,
-/// that is, no local assigned at or before it is read after it (a local
-/// lives in one function). Scalar tasklets outside all maps hand values
-/// over that way.
-std::vector<bool> cutPoints(const std::vector<StmtPtr> &items) {
-  std::map<std::string, std::size_t> firstAssign, lastRead;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    std::set<std::string> assigns, reads;
-    locals(*items[i], assigns, reads);
-    for (const std::string &v : assigns)
-      firstAssign.emplace(v, i);
-    for (const std::string &v : reads)
-      lastRead[v] = i;
+/// Where a level may be cut: no local assigned at or before a cut is read
+/// after it (a local lives in one function). Scalar tasklets outside all
+/// maps hand values over that way.
+///
+/// Computed once for the whole function, so that it stays linear however
+/// deep the allocations nest (lowering wraps the body in one allocation per
+/// transient, so each level's last statement holds all that follows). The
+/// statements are numbered in pre-order; a local lives from its first
+/// assignment to its last read. A cut before the statement at position b
+/// is allowed unless some local assigned before b is read at or after b.
+class LocalLifetimes {
+public:
+  explicit LocalLifetimes(const StmtPtr &body) {
+    if (body)
+      number(*body);
+    std::vector<std::int64_t> lastReadOfAssignedAt(next_, -1);
+    for (const auto &[name, life] : lives_)
+      if (life.assigned != kNone && life.lastRead != kNone)
+        lastReadOfAssignedAt[life.assigned] = std::max(
+            lastReadOfAssignedAt[life.assigned], std::int64_t(life.lastRead));
+    reach_.assign(next_ + 1, -1);
+    for (std::size_t p = 0; p < next_; ++p)
+      reach_[p + 1] = std::max(reach_[p], lastReadOfAssignedAt[p]);
   }
-  std::vector<bool> can(items.size(), true);
-  for (const auto &[v, last] : lastRead)
-    if (auto it = firstAssign.find(v); it != firstAssign.end())
-      for (std::size_t k = it->second; k < last; ++k)
-        can[k] = false;
-  return can;
-}
+
+  /// Whether a level may be cut just before statement `s`.
+  bool mayCutBefore(const Stmt &s) const {
+    auto it = position_.find(&s);
+    if (it == position_.end())
+      return false;
+    return reach_[it->second] < std::int64_t(it->second);
+  }
+
+private:
+  static constexpr std::size_t kNone = ~std::size_t(0);
+  struct Life {
+    std::size_t assigned = kNone, lastRead = kNone;
+  };
+
+  void number(const Stmt &s) {
+    std::size_t at = next_++;
+    position_.emplace(&s, at);
+    if (s.kind == StmtKind::Assign) {
+      Life &l = lives_[s.var];
+      l.assigned = std::min(l.assigned, at);
+    }
+    if (s.value)
+      reads(*s.value, at);
+    for (const StmtPtr &c : s.body)
+      number(*c);
+  }
+
+  void reads(const Value &v, std::size_t at) {
+    if (v.kind == ValueKind::Local) {
+      Life &l = lives_[v.name];
+      l.lastRead = l.lastRead == kNone ? at : std::max(l.lastRead, at);
+    }
+    for (const ValuePtr &o : v.operands)
+      reads(*o, at);
+  }
+
+  std::size_t next_ = 0;
+  std::unordered_map<const Stmt *, std::size_t> position_;
+  std::unordered_map<std::string, Life> lives_;
+  /// reach_[p]: the last read of any local assigned before position p.
+  std::vector<std::int64_t> reach_;
+};
 
 /// The node a statement's label names: `/conv1/Conv` for the loop nests
 /// `/conv1/Conv.pad_fill` and `/conv1/Conv.gemm`.
@@ -116,7 +146,8 @@ std::string labelStem(const std::string &label) {
 
 class Cutter {
 public:
-  Cutter(const LoopFunction &f, std::int64_t budget) : f_(f), budget_(budget) {
+  Cutter(const LoopFunction &f, std::int64_t budget)
+      : f_(f), budget_(budget), lifetimes_(f.body) {
     for (const BufferParam &b : f.buffers) {
       slots_[b.name].push_back(plan_.slotCount++);
       dtypes_[b.name].push_back(b.dtype);
@@ -134,7 +165,10 @@ private:
   void level(const std::vector<StmtPtr> &stmts) {
     std::vector<StmtPtr> items;
     flatten(stmts, items);
-    std::vector<bool> cut = cutPoints(items);
+    // cut[i]: whether the level may be cut after items[i].
+    std::vector<bool> cut(items.size(), true);
+    for (std::size_t i = 0; i + 1 < items.size(); ++i)
+      cut[i] = lifetimes_.mayCutBefore(*items[i + 1]);
     for (std::size_t i = 0; i < items.size(); ++i)
       if (items[i]->kind == StmtKind::Allocate &&
           ((i > 0 && !cut[i - 1]) || !cut[i])) {
@@ -223,6 +257,7 @@ private:
 
   const LoopFunction &f_;
   std::int64_t budget_;
+  LocalLifetimes lifetimes_;
   PiecePlan plan_;
   /// Buffer name -> slots (and dtypes), innermost allocation last.
   std::map<std::string, std::vector<int>> slots_;

@@ -71,3 +71,37 @@ foreach(entry ${entries})
 endforeach()
 expect_run("after damage" 0)
 expect_run("after rebuilding" all)
+
+# `weir optimize -o SESSION` leaves the session's program in the cache, so
+# the `weir run SESSION` that usually follows neither replays the recipe
+# nor compiles a piece the optimize's program did not need; a damaged
+# program entry is replayed instead, and written again.
+execute_process(COMMAND ${env} ${WEIR} optimize ${model} --recipe auto
+                        -o ${WORK_DIR}/auto.weir --no-plugins
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "optimize: exit status ${status}\n${out}${err}")
+endif()
+if(NOT out MATCHES "hash ([0-9a-f]+)\n")
+  message(FATAL_ERROR "optimize printed no hash\n${out}")
+endif()
+set(program ${cache}/${CMAKE_MATCH_1}.wprog)
+if(NOT EXISTS ${program})
+  message(FATAL_ERROR "optimize -o left no program in the cache (${program})")
+endif()
+function(expect_session what want)
+  execute_process(COMMAND ${env} ${WEIR} run ${WORK_DIR}/auto.weir --check
+                          --no-plugins
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${what}: exit status ${status}\n${out}${err}")
+  endif()
+  if(NOT out MATCHES "open +[0-9.]+ ms \\(session: ${want}")
+    message(FATAL_ERROR "${what}: expected 'session: ${want}'\n${out}")
+  endif()
+endfunction()
+expect_session("the session after optimize" "its program from the cache")
+file(WRITE ${program} "{ damaged")
+expect_session("a damaged program entry" "recipe replayed")
+expect_session("the entry written again" "its program from the cache")

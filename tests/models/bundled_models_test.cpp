@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
+#include <unistd.h>
 
 using namespace weir;
 
@@ -46,6 +48,26 @@ TEST_P(BundledModel, ImportsValidatesAndRoundTrips) {
   EXPECT_EQ(first.binary, second.binary);
   EXPECT_EQ(ir::structuralHash(r.program), ir::structuralHash(back));
   EXPECT_EQ(ir::print(r.program), ir::print(back));
+
+  // Through files, the constants streamed to the binary sidecar, with and
+  // without flushing to disk (sessions and caches).
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("weir-bundled-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (Durability d : {Durability::Synced, Durability::Unsynced}) {
+    std::filesystem::path file = dir / (GetParam() + ".json");
+    ir::saveProgram(r.program, file, d);
+    ir::Program loaded = ir::loadProgram(file);
+    EXPECT_EQ(ir::structuralHash(loaded), ir::structuralHash(r.program));
+    EXPECT_EQ(ir::serialize(loaded).binary, first.binary);
+  }
+  std::filesystem::remove_all(dir);
+
+  ir::ProgramAnalysis full = ir::analyze(r.program);
+  ir::ProgramAnalysis totals =
+      ir::analyze(r.program, ir::AnalysisDetail::Totals);
+  EXPECT_EQ(totals.flops, full.flops);
+  EXPECT_EQ(totals.bytesMoved, full.bytesMoved);
 
   // Shape inference leaves no unknown dimension: the only symbol is the
   // MLP's declared batch size.

@@ -190,6 +190,63 @@ TEST(Analysis, SumsOverStates) {
   EXPECT_EQ(analyze(Program{}).flops, Expr(0));
 }
 
+/// nestedMaps(rows, 8) with the inner map over j = 0:min(i + 1, width) (a
+/// window clamped at the border) and the row handed to it X[i, 0:that].
+Program triangle(std::int64_t rows, std::int64_t width) {
+  using Ids = NestedIds;
+  Program p = nestedMaps(rows, 8);
+  Expr i = sym("i");
+  Expr end = min(i + 1, Expr(width));
+  State &s = p.states[0];
+  for (NodeId id : {Ids::innerEntry, Ids::innerExit})
+    s.findNode(id)->map().ranges = {Range(0, end)};
+  for (Edge &e : s.edges)
+    if (e.src == Ids::outerEntry)
+      e.memlet = memlet("X", {Range::point(i), Range(0, end)});
+  return p;
+}
+
+TEST(Analysis, ARangeThatDependsOnAnOuterParameterIsSummed) {
+  using Ids = NestedIds;
+  // Rows 0..9 run 1, 2, 3, 3, ... inner iterations: 1 + 2 + 3 * 8 = 27.
+  Program p = triangle(10, 3);
+  const State &s = p.states[0];
+  std::map<NodeId, NodeId> parents = scopeParents(s);
+  EXPECT_EQ(scopeExecutions(s, parents, Ids::innerEntry), Expr(27));
+  ProgramAnalysis a = analyze(p);
+  EXPECT_EQ(a.flops, Expr(27));
+  // The row handed in is as long as the inner map.
+  EXPECT_EQ(traffic(a.states[0], 2).elements, Expr(27));
+  EXPECT_TRUE(a.bytesMoved.isConstant()) << a.bytesMoved.str();
+  // Past kEnumerated outer points, an upper bound: the widest window in
+  // every row.
+  std::int64_t rows = 2 * ScopeExecutions::kEnumerated;
+  ProgramAnalysis big = analyze(triangle(rows, 3));
+  ASSERT_TRUE(big.flops.isConstant()) << big.flops.str();
+  EXPECT_EQ(*big.flops.asConstant(), 3 * rows);
+}
+
+TEST(Analysis, TotalsOnlyAgreeWithTheFullAnalysis) {
+  Expr rows = sym("R");
+  for (const Program &p :
+       {elementwiseAdd(10), elementwiseAdd(sym("N")), matmulWithWcr(8, 16, 4),
+        matmulWithWcr(sym("M"), 16, sym("K")), libraryRelu(),
+        nestedMaps(rows, 8)}) {
+    ProgramAnalysis full = analyze(p);
+    ProgramAnalysis totals = analyze(p, AnalysisDetail::Totals);
+    EXPECT_EQ(totals.flops, full.flops) << p.name;
+    EXPECT_EQ(totals.bytesMoved, full.bytesMoved) << p.name;
+    ASSERT_EQ(totals.states.size(), full.states.size());
+    for (std::size_t i = 0; i < full.states.size(); ++i) {
+      EXPECT_EQ(totals.states[i].flops, full.states[i].flops);
+      EXPECT_EQ(totals.states[i].bytesMoved, full.states[i].bytesMoved);
+      EXPECT_TRUE(totals.states[i].edges.empty());
+      EXPECT_TRUE(totals.states[i].nodes.empty());
+      EXPECT_FALSE(full.states[i].edges.empty());
+    }
+  }
+}
+
 // --- Scopes --------------------------------------------------------------
 
 TEST(Scope, ElementwiseAdd) {

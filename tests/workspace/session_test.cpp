@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -178,6 +179,35 @@ TEST(Sha256, OddSizedChunksGiveTheSameDigest) {
   }
   EXPECT_EQ(m.hex(),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, ShaExtensionsAgreeWithThePortableCode) {
+  // Where the CPU has SHA-NI, Fastest uses it; every length up to five
+  // blocks and a few large ones, fed whole and in odd chunks.
+  std::string data;
+  std::uint32_t x = 12345;
+  for (int i = 0; i < 100000; ++i) {
+    x = x * 1664525u + 1013904223u;
+    data += char(x >> 24);
+  }
+  std::printf("[ info     ] SHA extensions %s\n",
+              Sha256().usesShaExtensions() ? "used" : "absent");
+  EXPECT_FALSE(Sha256(Sha256::Engine::Portable).usesShaExtensions());
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 0; n <= 320; ++n)
+    sizes.push_back(n);
+  for (std::size_t n : {4095u, 65536u, 99999u, 100000u})
+    sizes.push_back(n);
+  for (std::size_t n : sizes) {
+    Sha256 portable(Sha256::Engine::Portable), fastest, chunked;
+    portable.update(data.data(), n);
+    fastest.update(data.data(), n);
+    for (std::size_t at = 0; at < n; at += 77)
+      chunked.update(data.data() + at, std::min<std::size_t>(77, n - at));
+    std::string want = portable.hex();
+    EXPECT_EQ(fastest.hex(), want) << n << " bytes";
+    EXPECT_EQ(chunked.hex(), want) << n << " bytes in chunks";
+  }
 }
 
 TEST(Sha256, FileDigest) {
