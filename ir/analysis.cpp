@@ -1,5 +1,6 @@
 #include "ir/analysis.h"
 
+#include "ir/container_index.h"
 #include "ir/error.h"
 #include "ir/node_index.h"
 #include "ir/primitives.h"
@@ -33,7 +34,7 @@ private:
   std::optional<Expr> symbolic_;
 };
 
-StateAnalysis analyzeState(const Program &p, const State &s,
+StateAnalysis analyzeState(const ContainerIndex &containers, const State &s,
                            AnalysisDetail detail) {
   const bool full = detail == AnalysisDetail::Full;
   StateAnalysis out;
@@ -64,7 +65,7 @@ StateAnalysis analyzeState(const Program &p, const State &s,
       continue;
     Expr elements = executions.total(scope, e.memlet.volume());
     Expr bytes(0);
-    const Container *c = p.findContainer(e.memlet.container);
+    const Container *c = containers.find(e.memlet.container);
     // Register storage lives in the loop body: no memory traffic.
     if (c && c->storage != Storage::Register && touchesMemory) {
       bytes = elements * Expr(static_cast<std::int64_t>(dtypeSize(c->dtype)));
@@ -139,8 +140,9 @@ ProgramAnalysis::arithmeticIntensity(const Bindings &b) const {
 ProgramAnalysis analyze(const Program &program, AnalysisDetail detail) {
   ProgramAnalysis out;
   std::vector<Expr> bytesTerms, flopsTerms;
+  ContainerIndex containers(program);
   for (const State &s : program.states) {
-    out.states.push_back(analyzeState(program, s, detail));
+    out.states.push_back(analyzeState(containers, s, detail));
     bytesTerms.push_back(out.states.back().bytesMoved);
     flopsTerms.push_back(out.states.back().flops);
   }

@@ -1,5 +1,6 @@
 #include "ir/validate.h"
 
+#include "ir/container_index.h"
 #include "ir/error.h"
 #include "ir/interval.h"
 #include "ir/limits.h"
@@ -22,7 +23,7 @@ namespace {
 
 class Validator {
 public:
-  explicit Validator(const Program &p) : p_(p) {}
+  explicit Validator(const Program &p) : p_(p), containers_(p) {}
 
   std::vector<Diagnostic> run() {
     checkProgramLevel();
@@ -94,7 +95,7 @@ private:
         report(Severity::Error, "",
                std::string(role) + " '" + a +
                    "' is listed twice among arguments");
-      const Container *c = p_.findContainer(a);
+      const Container *c = containers_.find(a);
       if (!c)
         report(Severity::Error, "",
                std::string(role) + " '" + a + "' names no container");
@@ -118,7 +119,7 @@ private:
       auto fail = [&](const std::string &why) {
         report(Severity::Error, "", "view '" + name + "' " + why);
       };
-      const Container *t = p_.findContainer(c.viewOf);
+      const Container *t = containers_.find(c.viewOf);
       if (!t) {
         fail("is a view of '" + c.viewOf + "', which does not exist");
         continue;
@@ -147,7 +148,7 @@ private:
         if (e.memlet.empty() || it == byId.end() ||
             it->second->kind != NodeKind::Access)
           continue;
-        const Container *c = p_.findContainer(it->second->access().container);
+        const Container *c = containers_.find(it->second->access().container);
         if (c && c->isView())
           report(Severity::Error, s.name,
                  "edge " + std::to_string(e.id) + " writes view '" + c->name +
@@ -346,7 +347,7 @@ private:
 
     switch (n.kind) {
     case NodeKind::Access:
-      if (const Container *c = p_.findContainer(n.access().container))
+      if (const Container *c = containers_.find(n.access().container))
         used_.insert(c);
       else
         error(s,
@@ -459,7 +460,7 @@ private:
     }
     if (e.memlet.empty())
       return;
-    const Container *container = p_.findContainer(e.memlet.container);
+    const Container *container = containers_.find(e.memlet.container);
     if (container && container->dtype != c->dtype &&
         n.kind != NodeKind::MapEntry && n.kind != NodeKind::MapExit)
       error(s,
@@ -509,7 +510,7 @@ private:
     const Memlet &m = e.memlet;
     if (m.empty())
       return;
-    const Container *c = p_.findContainer(m.container);
+    const Container *c = containers_.find(m.container);
     if (!c) {
       error(s,
             "edge " + std::to_string(e.id) + " moves unknown container '" +
@@ -626,7 +627,7 @@ private:
       }
     }
     for (std::string_view name : read) {
-      const Container *c = p_.findContainer(name);
+      const Container *c = containers_.find(name);
       if (c && c->transient && !c->isConstant() && !c->isView() &&
           !written.count(name))
         report(Severity::Error, "",
@@ -636,6 +637,7 @@ private:
   }
 
   const Program &p_;
+  ContainerIndex containers_;
   std::vector<Diagnostic> out_;
   std::unordered_set<const Container *> used_;
   std::unordered_set<NodeId> allIds_; ///< across states, when there are several

@@ -93,7 +93,7 @@ public:
   /// Whether a level may be cut just before statement `s`.
   bool mayCutBefore(const Stmt &s) const {
     auto it = position_.find(&s);
-    if (it == position_.end())
+    if (it == position_.end() || it->second == kNone)
       return false;
     return reach_[it->second] < std::int64_t(it->second);
   }
@@ -106,7 +106,10 @@ private:
 
   void number(const Stmt &s) {
     std::size_t at = next_++;
-    position_.emplace(&s, at);
+    // A statement held in two places has no one position: never cut
+    // before it.
+    if (auto [it, fresh] = position_.emplace(&s, at); !fresh)
+      it->second = kNone;
     if (s.kind == StmtKind::Assign) {
       Life &l = lives_[s.var];
       l.assigned = std::min(l.assigned, at);
