@@ -633,21 +633,20 @@ void saveProgram(const Program &program, const std::filesystem::path &path,
 
 namespace {
 /// The whole file, read in one call.
-template <typename Bytes> Bytes readAll(const std::filesystem::path &path) {
+std::string readAll(const std::filesystem::path &path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     throw Error("cannot open '" + path.string() + "'");
-  std::streamoff size = in.tellg();
+  std::string out(std::size_t(std::streamoff(in.tellg())), '\0');
   in.seekg(0);
-  Bytes out(std::size_t(size), typename Bytes::value_type{});
-  if (size > 0 && !in.read(reinterpret_cast<char *>(out.data()), size))
+  if (!out.empty() && !in.read(out.data(), std::streamsize(out.size())))
     throw Error("cannot read '" + path.string() + "'");
   return out;
 }
 } // namespace
 
 Program loadProgram(const std::filesystem::path &path) {
-  std::string text = readAll<std::string>(path);
+  std::string text = readAll(path);
   std::filesystem::path bin = path;
   bin += ".bin";
   std::ifstream binary;

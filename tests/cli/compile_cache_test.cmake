@@ -9,12 +9,19 @@ file(MAKE_DIRECTORY ${WORK_DIR})
 set(model ${SOURCE_DIR}/resources/models/transformer.onnx)
 set(env ${CMAKE_COMMAND} -E env WEIR_CACHE_DIR=${cache})
 
-function(expect_run what want_cached)
-  execute_process(COMMAND ${env} ${WEIR} run ${model} --check
+# Runs `weir ARGS...` with the cache; its output in `out`. Any exit status
+# but 0 fails the test, named `what`.
+function(weir_ok what)
+  execute_process(COMMAND ${env} ${WEIR} ${ARGN}
                   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE status)
   if(NOT status EQUAL 0)
     message(FATAL_ERROR "${what}: exit status ${status}\n${out}${err}")
   endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+function(expect_run what want_cached)
+  weir_ok("${what}" run ${model} --check)
   if(NOT out MATCHES "compile +[0-9.]+ ms \\(([0-9]+) pieces?, ([0-9]+) from the compile cache\\)")
     message(FATAL_ERROR "${what}: no compile line\n${out}")
   endif()
@@ -76,12 +83,8 @@ expect_run("after rebuilding" all)
 # the `weir run SESSION` that usually follows neither replays the recipe
 # nor compiles a piece the optimize's program did not need; a damaged
 # program entry is replayed instead, and written again.
-execute_process(COMMAND ${env} ${WEIR} optimize ${model} --recipe auto
-                        -o ${WORK_DIR}/auto.weir --no-plugins
-                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE status)
-if(NOT status EQUAL 0)
-  message(FATAL_ERROR "optimize: exit status ${status}\n${out}${err}")
-endif()
+weir_ok(optimize optimize ${model} --recipe auto -o ${WORK_DIR}/auto.weir
+        --no-plugins)
 if(NOT out MATCHES "hash ([0-9a-f]+)\n")
   message(FATAL_ERROR "optimize printed no hash\n${out}")
 endif()
@@ -90,13 +93,7 @@ if(NOT EXISTS ${program})
   message(FATAL_ERROR "optimize -o left no program in the cache (${program})")
 endif()
 function(expect_session what want)
-  execute_process(COMMAND ${env} ${WEIR} run ${WORK_DIR}/auto.weir --check
-                          --no-plugins
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  RESULT_VARIABLE status)
-  if(NOT status EQUAL 0)
-    message(FATAL_ERROR "${what}: exit status ${status}\n${out}${err}")
-  endif()
+  weir_ok("${what}" run ${WORK_DIR}/auto.weir --check --no-plugins)
   if(NOT out MATCHES "open +[0-9.]+ ms \\(session: ${want}")
     message(FATAL_ERROR "${what}: expected 'session: ${want}'\n${out}")
   endif()
