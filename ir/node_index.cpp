@@ -1,5 +1,5 @@
 /// \file
-/// A state's nodes by id (see node_index.h).
+/// A state's nodes and edges by id (see node_index.h).
 
 #include "ir/node_index.h"
 
@@ -7,31 +7,31 @@
 
 namespace weir::ir {
 
-NodeIndex::NodeIndex(const State &state) : state_(&state) {
-  const std::vector<Node> &nodes = state.nodes;
-  if (nodes.empty())
+template <typename Record>
+IdPositions::IdPositions(const std::vector<Record> &records) {
+  if (records.empty())
     return;
   auto [lo, hi] = std::minmax_element(
-      nodes.begin(), nodes.end(),
-      [](const Node &a, const Node &b) { return a.id < b.id; });
+      records.begin(), records.end(),
+      [](const Record &a, const Record &b) { return a.id < b.id; });
   low_ = lo->id;
-  const NodeId span = hi->id - lo->id;
-  if (span <= 4 * static_cast<NodeId>(nodes.size()) + 64) {
+  const std::uint64_t span = hi->id - lo->id;
+  if (span <= 4 * static_cast<std::uint64_t>(records.size()) + 64) {
     table_.assign(span + 1, 0);
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      std::uint32_t &slot = table_[nodes[i].id - low_];
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      std::uint32_t &slot = table_[records[i].id - low_];
       if (slot == 0)
         slot = static_cast<std::uint32_t>(i + 1);
       else if (std::find(duplicates_.begin(), duplicates_.end(),
-                         nodes[i].id) == duplicates_.end())
-        duplicates_.push_back(nodes[i].id);
+                         records[i].id) == duplicates_.end())
+        duplicates_.push_back(records[i].id);
     }
     std::sort(duplicates_.begin(), duplicates_.end());
     return;
   }
-  sorted_.reserve(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    sorted_.emplace_back(nodes[i].id, static_cast<std::uint32_t>(i));
+  sorted_.reserve(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i)
+    sorted_.emplace_back(records[i].id, static_cast<std::uint32_t>(i));
   std::sort(sorted_.begin(), sorted_.end());
   for (std::size_t i = 1; i < sorted_.size(); ++i)
     if (sorted_[i].first == sorted_[i - 1].first &&
@@ -39,10 +39,13 @@ NodeIndex::NodeIndex(const State &state) : state_(&state) {
       duplicates_.push_back(sorted_[i].first);
 }
 
-std::size_t NodeIndex::sortedPosition(NodeId id) const {
+template IdPositions::IdPositions(const std::vector<Node> &);
+template IdPositions::IdPositions(const std::vector<Edge> &);
+
+std::size_t IdPositions::sortedPosition(std::uint64_t id) const {
   auto it = std::lower_bound(
       sorted_.begin(), sorted_.end(), id,
-      [](const std::pair<NodeId, std::uint32_t> &p, NodeId want) {
+      [](const std::pair<std::uint64_t, std::uint32_t> &p, std::uint64_t want) {
         return p.first < want;
       });
   return it != sorted_.end() && it->first == id ? it->second : kAbsent;

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// A state's nodes by id, for the passes that walk a whole state and look
+/// A state's nodes (and edges) by id, for the passes that walk a whole state and look
 /// nodes up by id (validation, scope parents, analyses). They ran on
 /// std::maps keyed by id, allocating a tree node per node and per edge on
 /// every version of a long recipe; a NodeIndex answers with a position in
@@ -22,17 +22,19 @@
 
 namespace weir::ir {
 
-class NodeIndex {
+/// Positions in a vector of records (a state's nodes or edges) by their
+/// ids; NodeIndex and EdgeIndex are its two uses.
+class IdPositions {
 public:
   static constexpr std::size_t kAbsent = std::numeric_limits<std::size_t>::max();
 
-  /// Keeps a reference to `state`, which must outlive the index unchanged.
-  explicit NodeIndex(const State &state);
+  /// Instantiated for std::vector<Node> and std::vector<Edge>.
+  template <typename Record>
+  explicit IdPositions(const std::vector<Record> &records);
 
-  std::size_t size() const { return state_->nodes.size(); }
-  /// The position in `state.nodes` of the node with this id (the first, when
-  /// two share it), or kAbsent.
-  std::size_t position(NodeId id) const {
+  /// The position of the record with this id (the first, when two share
+  /// it), or kAbsent.
+  std::size_t position(std::uint64_t id) const {
     if (!table_.empty() || sorted_.empty()) {
       if (id < low_ || id - low_ >= table_.size())
         return kAbsent;
@@ -41,25 +43,53 @@ public:
     }
     return sortedPosition(id);
   }
+  /// Ids that more than one record carries, ascending.
+  const std::vector<std::uint64_t> &duplicateIds() const { return duplicates_; }
+
+private:
+  std::size_t sortedPosition(std::uint64_t id) const;
+
+  /// Position + 1 of the record with id `low_ + i` at [i] (0: none). Ids
+  /// are handed out in increasing order, so a state's ids are dense enough
+  /// for a table; the table is used while it is at most 4 times the record
+  /// count.
+  std::vector<std::uint32_t> table_;
+  std::uint64_t low_ = 0;
+  /// (id, position) sorted by id, for the states whose ids are too sparse.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted_;
+  std::vector<std::uint64_t> duplicates_;
+};
+
+class NodeIndex : public IdPositions {
+public:
+  /// Keeps a reference to `state`, which must outlive the index unchanged.
+  explicit NodeIndex(const State &state)
+      : IdPositions(state.nodes), state_(&state) {}
+
+  std::size_t size() const { return state_->nodes.size(); }
   const Node *find(NodeId id) const {
     std::size_t at = position(id);
     return at == kAbsent ? nullptr : &state_->nodes[at];
   }
-  /// Ids that more than one node of the state carries, ascending.
-  const std::vector<NodeId> &duplicateIds() const { return duplicates_; }
 
 private:
-  std::size_t sortedPosition(NodeId id) const;
-
   const State *state_;
-  /// Position + 1 of the node with id `low_ + i` at [i] (0: none). Ids are
-  /// handed out in increasing order, so a state's ids are dense enough for
-  /// a table; the table is used while it is at most 4 times the node count.
-  std::vector<std::uint32_t> table_;
-  NodeId low_ = 0;
-  /// (id, position) sorted by id, for the states whose ids are too sparse.
-  std::vector<std::pair<NodeId, std::uint32_t>> sorted_;
-  std::vector<NodeId> duplicates_;
+};
+
+/// A state's edges by id, as NodeIndex is for its nodes.
+class EdgeIndex : public IdPositions {
+public:
+  /// Keeps a reference to `state`, which must outlive the index unchanged.
+  explicit EdgeIndex(const State &state)
+      : IdPositions(state.edges), state_(&state) {}
+
+  const Edge *find(EdgeId id) const {
+    std::size_t at = position(id);
+    return at == kAbsent ? nullptr : &state_->edges[at];
+  }
+
+private:
+  const State *state_;
 };
 
 /// A state's edges as successor lists by node position, for topological

@@ -8,6 +8,7 @@
 #include "ir/primitives.h"
 #include "ir/print.h"
 #include "ir/scope.h"
+#include "ir/validation_baseline.h"
 
 #include <algorithm>
 #include <functional>
@@ -23,12 +24,18 @@ namespace {
 
 class Validator {
 public:
-  explicit Validator(const Program &p) : p_(p), containers_(p) {}
+  /// `base`: a program `p` was made from that validated without errors
+  /// (see validation_baseline.h), or null.
+  Validator(const Program &p, const Program *base)
+      : p_(p), base_(base), containers_(p) {
+    if (base_)
+      baseContainers_.emplace(*base_);
+  }
 
   std::vector<Diagnostic> run() {
     checkProgramLevel();
-    for (const State &s : p_.states)
-      checkState(s);
+    for (std::size_t i = 0; i < p_.states.size(); ++i)
+      checkState(p_.states[i], baseState(p_.states[i], i));
     checkUnusedContainers();
     checkReadBeforeWritten();
     return std::move(out_);
@@ -139,16 +146,19 @@ private:
       if (!c.transient || c.isConstant())
         fail("must be a transient without constant data");
     }
+    bool views = false;
+    for (const auto &[name, c] : p_.containers)
+      views = views || c.isView();
+    if (!views)
+      return;
     for (const State &s : p_.states) {
-      std::map<NodeId, const Node *> byId;
-      for (const Node &n : s.nodes)
-        byId[n.id] = &n;
+      NodeIndex byId(s);
       for (const Edge &e : s.edges) {
-        auto it = byId.find(e.dst);
-        if (e.memlet.empty() || it == byId.end() ||
-            it->second->kind != NodeKind::Access)
+        const Node *dst = byId.find(e.dst);
+        if (e.memlet.empty() || !dst || dst->kind != NodeKind::Access ||
+            !std::holds_alternative<AccessData>(dst->payload))
           continue;
-        const Container *c = containers_.find(it->second->access().container);
+        const Container *c = containers_.find(dst->access().container);
         if (c && c->isView())
           report(Severity::Error, s.name,
                  "edge " + std::to_string(e.id) + " writes view '" + c->name +
@@ -158,7 +168,7 @@ private:
     }
   }
 
-  void checkState(const State &s) {
+  void checkState(const State &s, const State *base) {
     NodeIndex nodes(s);
     for (NodeId id : nodes.duplicateIds())
       error(s, "node id " + std::to_string(id) + " is used twice", {id});
@@ -192,10 +202,11 @@ private:
               "edge id " + std::to_string(edgeIds[i]) + " is used twice", {},
               {edgeIds[i]});
 
-    for (const Node &n : s.nodes)
-      checkNode(s, n, nodes);
-
     IntervalEnv env = mapParamBounds(s);
+    StateBaseline same(s, nodes, base, env);
+    for (const Node &n : s.nodes)
+      checkNode(s, n, nodes, same);
+
     // Edges per connector: node i's inputs count at inFirst[i] onwards, in
     // the order of its connectors (outputs likewise).
     std::vector<std::size_t> inFirst(s.nodes.size() + 1, 0),
@@ -224,13 +235,20 @@ private:
         continue;
       }
       const Node &from = s.nodes[src], &to = s.nodes[dst];
-      checkEndpoint(s, e, from, e.srcConn, /*isSource=*/true);
-      checkEndpoint(s, e, to, e.dstConn, /*isSource=*/false);
+      const Container *c =
+          e.memlet.empty() ? nullptr : containers_.find(e.memlet.container);
+      bool containerSame =
+          base && (!c ? e.memlet.empty() : baseContainers_->same(*c));
+      if (!base || !same.sameEndpoints(e, containerSame)) {
+        checkEndpoint(s, e, from, e.srcConn, c, /*isSource=*/true);
+        checkEndpoint(s, e, to, e.dstConn, c, /*isSource=*/false);
+      }
       if (!e.dstConn.empty())
         countOn(to.inputs, e.dstConn, inFirst[dst], inCount);
       if (!e.srcConn.empty())
         countOn(from.outputs, e.srcConn, outFirst[src], outCount);
-      checkMemlet(s, e, from, to, env);
+      checkMemlet(s, e, from, to, c, env,
+                  c && base && same.sameBounds(e, *c, containerSame));
     }
 
     for (std::size_t i = 0; i < s.nodes.size(); ++i) {
@@ -298,7 +316,8 @@ private:
     }
   }
 
-  void checkNode(const State &s, const Node &n, const NodeIndex &nodes) {
+  void checkNode(const State &s, const Node &n, const NodeIndex &nodes,
+                 const StateBaseline &same) {
     auto payloadMatches = [&] {
       switch (n.kind) {
       case NodeKind::Access:
@@ -361,6 +380,9 @@ private:
         error(s, describe(n) + " has no parsed code", {n.id});
         break;
       }
+      if (same.sameTasklet(n))
+        break; // type-checked in the base
+
       tasklet::ConnectorTypes in, out;
       for (const Connector &c : n.inputs)
         in[c.name] = c.dtype;
@@ -436,8 +458,10 @@ private:
     }
   }
 
+  /// `container`: the memlet's, found (null when unknown or empty).
   void checkEndpoint(const State &s, const Edge &e, const Node &n,
-                     const std::string &conn, bool isSource) {
+                     const std::string &conn, const Container *container,
+                     bool isSource) {
     // An empty memlet without connectors only orders two nodes.
     if (conn.empty() && e.memlet.empty())
       return;
@@ -460,7 +484,6 @@ private:
     }
     if (e.memlet.empty())
       return;
-    const Container *container = containers_.find(e.memlet.container);
     if (container && container->dtype != c->dtype &&
         n.kind != NodeKind::MapEntry && n.kind != NodeKind::MapExit)
       error(s,
@@ -472,45 +495,15 @@ private:
             {n.id}, {e.id});
   }
 
-  IntervalEnv mapParamBounds(const State &s) {
-    IntervalEnv env;
-    std::set<std::string> ambiguous;
-    for (const Node &n : s.nodes) {
-      if (n.kind != NodeKind::MapEntry ||
-          !std::holds_alternative<MapData>(n.payload))
-        continue;
-      const MapData &m = n.map();
-      for (std::size_t i = 0; i < m.params.size() && i < m.ranges.size(); ++i) {
-        auto b = boundOf(m.ranges[i].begin, env);
-        auto e = boundOf(m.ranges[i].end, env);
-        // A name bound by two maps with different ranges stays unbounded:
-        // without scopes we cannot tell which one an edge sees.
-        const std::string &name = m.params[i];
-        if (ambiguous.count(name))
-          continue;
-        if (!b || !e || e->hi <= b->lo) {
-          ambiguous.insert(name);
-          env.erase(name);
-          continue;
-        }
-        Interval bound{b->lo, e->hi - 1};
-        auto [it, fresh] = env.emplace(name, bound);
-        if (!fresh &&
-            (it->second.lo != bound.lo || it->second.hi != bound.hi)) {
-          ambiguous.insert(name);
-          env.erase(it);
-        }
-      }
-    }
-    return env;
-  }
-
+  /// `c`: the memlet's container, found (null when unknown or empty).
+  /// `provenInBase`: the subset's bounds were proven in the base
+  /// (StateBaseline::sameBounds).
   void checkMemlet(const State &s, const Edge &e, const Node &src,
-                   const Node &dst, const IntervalEnv &env) {
+                   const Node &dst, const Container *c, const IntervalEnv &env,
+                   bool provenInBase) {
     const Memlet &m = e.memlet;
     if (m.empty())
       return;
-    const Container *c = containers_.find(m.container);
     if (!c) {
       error(s,
             "edge " + std::to_string(e.id) + " moves unknown container '" +
@@ -539,6 +532,8 @@ private:
             {src.id, dst.id}, {e.id});
       return;
     }
+    if (provenInBase)
+      return;
     for (std::size_t d = 0; d < c->shape.size(); ++d) {
       const Range &r = m.subset.dims[d];
       auto lo = boundOf(r.begin, env);
@@ -610,8 +605,7 @@ private:
   /// transformation (or plugin) removed its producer. Constants and views
   /// hold their data otherwise.
   void checkReadBeforeWritten() {
-    std::set<std::string_view> read;
-    std::unordered_set<std::string_view> written;
+    std::unordered_set<std::string_view> read, written;
     for (const State &s : p_.states) {
       NodeIndex nodes(s);
       for (const Edge &e : s.edges) {
@@ -626,18 +620,36 @@ private:
           written.insert(dst->access().container);
       }
     }
+    std::vector<std::string_view> unwritten; // reported in name order
     for (std::string_view name : read) {
       const Container *c = containers_.find(name);
       if (c && c->transient && !c->isConstant() && !c->isView() &&
           !written.count(name))
-        report(Severity::Error, "",
-               "transient '" + std::string(name) +
-                   "' is read but never written");
+        unwritten.push_back(name);
     }
+    std::sort(unwritten.begin(), unwritten.end());
+    for (std::string_view name : unwritten)
+      report(Severity::Error, "",
+             "transient '" + std::string(name) + "' is read but never written");
+  }
+
+  /// The base's state that `s` continues, when there is a base.
+  const State *baseState(const State &s, std::size_t position) const {
+    if (!base_)
+      return nullptr;
+    if (position < base_->states.size() &&
+        base_->states[position].name == s.name)
+      return &base_->states[position];
+    for (const State &b : base_->states)
+      if (b.name == s.name)
+        return &b;
+    return nullptr;
   }
 
   const Program &p_;
+  const Program *base_;
   ContainerIndex containers_;
+  std::optional<ContainerBaseline> baseContainers_;
   std::vector<Diagnostic> out_;
   std::unordered_set<const Container *> used_;
   std::unordered_set<NodeId> allIds_; ///< across states, when there are several
@@ -664,7 +676,12 @@ std::string Diagnostic::str() const {
 }
 
 std::vector<Diagnostic> validate(const Program &program) {
-  return Validator(program).run();
+  return Validator(program, nullptr).run();
+}
+
+std::vector<Diagnostic> validate(const Program &program,
+                                 const Program &validBase) {
+  return Validator(program, &validBase).run();
 }
 
 void requireRunnable(const Program &program) {

@@ -29,6 +29,13 @@ struct Diagnostic {
 
 /// All findings, errors and warnings, in a deterministic order.
 std::vector<Diagnostic> validate(const Program &program);
+/// validate(program) for a program made from `validBase` (a step's input),
+/// which validated without errors: the same findings, sooner, as a node or
+/// edge the step left alone is not checked again for errors it cannot have
+/// (ir/validation_baseline.h). A `validBase` with errors makes the answer
+/// wrong.
+std::vector<Diagnostic> validate(const Program &program,
+                                 const Program &validBase);
 
 /// True when any diagnostic is an error.
 bool hasErrors(const std::vector<Diagnostic> &diagnostics);

@@ -357,7 +357,8 @@ Transformation::checkAndApply(const ir::Program &program, const Match &match,
 
 std::variant<CheckResult, ApplyResult>
 applyIfAccepted(const ir::Program &program, const Transformation &t,
-                const Match &match, const Params &params) {
+                const Match &match, const Params &params,
+                InputValidity input) {
   if (CheckResult fits = fitsPattern(program, t, match, params); !fits)
     return fits;
   auto values = resolved(t, params);
@@ -367,7 +368,9 @@ applyIfAccepted(const ir::Program &program, const Transformation &t,
   if (auto *refusal = std::get_if<CheckResult>(&outcome))
     return *refusal;
   ApplyResult &r = std::get<ApplyResult>(outcome);
-  std::vector<ir::Diagnostic> d = ir::validate(r.program);
+  std::vector<ir::Diagnostic> d = input == InputValidity::Valid
+                                      ? ir::validate(r.program, program)
+                                      : ir::validate(r.program);
   if (ir::hasErrors(d))
     throw Error(std::string(t.id()) + " at " + match.str() +
                 " produced an invalid program: " + d.front().str());

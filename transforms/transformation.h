@@ -203,13 +203,23 @@ Params resolveParams(const Transformation &t, const Params &params);
 CheckResult checkMatch(const ir::Program &program, const Transformation &t,
                        const Match &match, const Params &params = {});
 
+/// What a caller knows of the program it hands to applyIfAccepted.
+enum class InputValidity : std::uint8_t {
+  Unknown, ///< the result is validated in full
+  /// It validated without errors (a workspace's versions after the first
+  /// do): the result is validated against it, which checks again only what
+  /// the step changed (ir::validate's two-program form).
+  Valid,
+};
+
 /// checkMatch and apply in one (the check plans once, planned.h), then
 /// validate: the refusal when the check refuses, else the result. Throws
 /// weir::Error "<id> at <match> produced an invalid program: ..." when the
 /// result does not validate (a faulty transformation or plugin).
 std::variant<CheckResult, ApplyResult>
 applyIfAccepted(const ir::Program &program, const Transformation &t,
-                const Match &match, const Params &params = {});
+                const Match &match, const Params &params = {},
+                InputValidity input = InputValidity::Unknown);
 
 /// The error a refused step is reported with: "<id> at <match>: <reason>".
 Error refusalError(std::string_view id, const Match &match,

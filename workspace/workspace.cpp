@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "ir/validate.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -107,7 +108,7 @@ std::shared_ptr<const ir::Program> Workspace::rebuild(std::size_t index) const {
   for (std::size_t i = from + 1; i <= index; ++i) {
     const Version &v = versions_[i];
     try {
-      at = derive(*at, *v.step).cell_->kept.load();
+      at = derive(*at, *v.step, validity(i - 1)).cell_->kept.load();
     } catch (const Error &e) {
       throw Error("version " + std::to_string(i) +
                   " could not be rebuilt by replaying its step: " + e.what());
@@ -153,20 +154,33 @@ transforms::CheckResult Workspace::check(std::string_view transformation,
   return transforms::checkMatch(program(), *t, match, params);
 }
 
+transforms::InputValidity Workspace::validity(std::size_t index) const {
+  if (index > 0)
+    return transforms::InputValidity::Valid;
+  std::lock_guard lock(mutex_);
+  if (!firstValidates_)
+    firstValidates_ =
+        !ir::hasErrors(ir::validate(*versions_[0].cell_->kept.load()));
+  return *firstValidates_ ? transforms::InputValidity::Valid
+                          : transforms::InputValidity::Unknown;
+}
+
 const ir::StateMemo *Workspace::memo() const {
   if (!memo_ || &memo_->program() != &program())
     memo_ = std::make_unique<ir::StateMemo>(programPtr());
   return memo_.get();
 }
 
-std::optional<Version> Workspace::attempt(const ir::Program &from,
-                                          const Step &step,
-                                          transforms::CheckResult *refusal) const {
+std::optional<Version>
+Workspace::attempt(const ir::Program &from, const Step &step,
+                   transforms::CheckResult *refusal,
+                   transforms::InputValidity input) const {
   auto t = transforms::requireTransformation(step.transformation);
   auto start = std::chrono::steady_clock::now();
   std::variant<transforms::CheckResult, transforms::ApplyResult> outcome;
   try {
-    outcome = transforms::applyIfAccepted(from, *t, step.match, step.params);
+    outcome =
+        transforms::applyIfAccepted(from, *t, step.match, step.params, input);
   } catch (const Error &) {
     throw;
   } catch (const Interrupted &) {
@@ -199,9 +213,10 @@ std::optional<Version> Workspace::attempt(const ir::Program &from,
   return v;
 }
 
-Version Workspace::derive(const ir::Program &from, const Step &step) const {
+Version Workspace::derive(const ir::Program &from, const Step &step,
+                          transforms::InputValidity input) const {
   transforms::CheckResult refusal;
-  std::optional<Version> v = attempt(from, step, &refusal);
+  std::optional<Version> v = attempt(from, step, &refusal, input);
   if (!v)
     throw transforms::refusalError(step.transformation, step.match, refusal);
   return std::move(*v);
@@ -241,8 +256,9 @@ const Version *Workspace::tryApply(std::string_view transformation,
     Busy busy(*this);
     std::shared_ptr<const ir::Program> base = programPtr();
     ir::UseStateMemo use(memo());
-    std::optional<Version> v = attempt(
-        *base, labelled(*base, transformation, match, params), refusal);
+    std::optional<Version> v =
+        attempt(*base, labelled(*base, transformation, match, params), refusal,
+                validity(current_));
     if (!v)
       return nullptr;
     // Nothing above changed the workspace; from here nothing throws but
@@ -333,7 +349,9 @@ void Workspace::replay(const Recipe &recipe) {
                     "'; was it recorded on another model?");
     }
     try {
-      fresh.push_back(derive(*at, step));
+      fresh.push_back(derive(
+          *at, step,
+          i == 0 ? validity(current_) : transforms::InputValidity::Valid));
     } catch (const Error &e) {
       throw Error(where + ": " + e.what());
     }

@@ -199,10 +199,18 @@ private:
   /// The version `step` produces from `from`, or nullopt (with the reason
   /// in `refusal`) when its check refuses; throws when the transformation
   /// fails or its result does not validate. Changes nothing.
+  /// `input`: whether `from` is known to validate (validity()).
   std::optional<Version> attempt(const ir::Program &from, const Step &step,
-                                 transforms::CheckResult *refusal) const;
+                                 transforms::CheckResult *refusal,
+                                 transforms::InputValidity input) const;
   /// attempt(), with a refusal thrown as weir::Error.
-  Version derive(const ir::Program &from, const Step &step) const;
+  Version derive(const ir::Program &from, const Step &step,
+                 transforms::InputValidity input) const;
+  /// Whether version `index`'s program validates without errors, as far as
+  /// the workspace knows: every step's result did (attempt() refuses one
+  /// that does not); the first version is validated once, when a step is
+  /// first applied to it.
+  transforms::InputValidity validity(std::size_t index) const;
   /// The indexes of the current version's states, shared by every check
   /// and match on it (ir/state_memo.h); guarded by mutex_.
   const ir::StateMemo *memo() const;
@@ -226,6 +234,8 @@ private:
   std::size_t current_ = 0;
   transforms::MatchCache cache_;
   mutable std::unique_ptr<ir::StateMemo> memo_;
+  /// Whether the first version validates, once known (guarded by mutex_).
+  mutable std::optional<bool> firstValidates_;
   /// The last programs rebuilt, so that walking the history in order
   /// rebuilds each version from the one before.
   mutable std::vector<std::shared_ptr<const ir::Program>> rebuilt_;

@@ -1,0 +1,84 @@
+#pragma once
+/// \file
+/// What validating a step's result may take from the step's input
+/// (validate.cpp's, not a public interface).
+///
+/// A recipe validates every version it makes, and a step changes a few
+/// nodes of thousands: re-proving every memlet in bounds and type-checking
+/// every tasklet was a third of DenseNet-121's auto recipe. When the input
+/// validated without errors, a check that can only find errors need not be
+/// repeated for a node or edge whose every input is the input's: the same
+/// id, the same connectors, the same (shared) tasklet code, the same memlet
+/// into a container of the same shape, under the same bounds of the map
+/// parameters it names. Everything else is checked as before, so the
+/// diagnostics are exactly validate(program)'s.
+
+#include "ir/interval.h"
+#include "ir/node_index.h"
+#include "ir/program.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace weir::ir {
+
+/// The bounds the validator gives map parameters in `s`: each parameter's
+/// range, or none for a name two maps bind with different ranges (without
+/// scopes, an edge's parameter could be either).
+IntervalEnv mapParamBounds(const State &s);
+
+/// A program's containers against the base's (a step's input, which
+/// validated without errors).
+class ContainerBaseline {
+public:
+  explicit ContainerBaseline(const Program &base) : base_(base) {}
+  /// Whether the base has a container of this name with the same dtype
+  /// and shape.
+  bool same(const Container &c);
+
+private:
+  const Program &base_;
+  std::unordered_map<const Container *, bool> same_;
+};
+
+/// One state against the base's state of the same name.
+class StateBaseline {
+public:
+  /// `base` null: a state the base does not have, where nothing is
+  /// skipped. `nodes` indexes `state`; `env` is mapParamBounds(state).
+  StateBaseline(const State &state, const NodeIndex &nodes, const State *base,
+                const IntervalEnv &env);
+
+  /// Whether tasklet `n` is the base's: same id, connectors and code, so
+  /// its type check finds nothing.
+  bool sameTasklet(const Node &n) const;
+  /// Whether edge `e` and its two ends are the base's (same endpoints,
+  /// connectors, container and nodes' connectors), so checking its
+  /// endpoints finds nothing. `containerSame`: ContainerBaseline::same of
+  /// its container (true for an empty memlet).
+  bool sameEndpoints(const Edge &e, bool containerSame);
+  /// Whether edge `e`'s memlet is the base's, into a container of the same
+  /// shape, under the same bounds of every symbol it names, so proving it
+  /// in bounds finds nothing.
+  bool sameBounds(const Edge &e, const Container &c, bool containerSame) const;
+
+private:
+  const Edge *baseEdge(const Edge &e) const;
+  /// Whether the node at `position` in the state has the base's kind and
+  /// connectors (memoized per position).
+  bool sameConnectors(std::size_t position);
+
+  const State &state_;
+  const NodeIndex &nodes_;
+  const State *base_;
+  std::shared_ptr<const NodeIndex> baseNodes_;
+  std::shared_ptr<const EdgeIndex> baseEdges_;
+  /// Parameters whose bounds differ from the base's.
+  std::set<std::string, std::less<>> changedParams_;
+  std::vector<signed char> sameConnectors_; ///< -1 unknown, 0, 1
+};
+
+} // namespace weir::ir
