@@ -4,6 +4,7 @@
 /// effect of each step.
 #include "app/cli/commands.h"
 #include "app/cli/options.h"
+#include "app/cli/step_report.h"
 #include "ir/analysis.h"
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -35,23 +36,6 @@ std::unique_ptr<workspace::Workspace> openAny(const std::string &path) {
   if (fs::path(path).extension() == ".weir")
     return workspace::openSession(path);
   return workspace::openModel(path);
-}
-
-/// A symbolic total as a number where it is one.
-std::string amount(const ir::Expr &e) {
-  if (auto v = e.asConstant())
-    return std::to_string(*v);
-  return e.str();
-}
-
-std::string delta(const ir::Expr &before, const ir::Expr &after) {
-  auto a = before.asConstant(), b = after.asConstant();
-  if (!a || !b)
-    return amount(before) + " -> " + amount(after);
-  char buf[96];
-  double pct = *a ? 100.0 * double(*b - *a) / double(*a) : 0.0;
-  std::snprintf(buf, sizeof buf, "%+lld (%+.1f%%)", (long long)(*b - *a), pct);
-  return buf;
 }
 
 /// Bytes moved, FLOPs and transient memory (allocated, live peak; symbols
@@ -247,30 +231,11 @@ int optimizeCommand(const Args &args) {
   auto ws = openAny(model);
   std::printf("model        %s (%zu nodes, hash %s)\n", model.c_str(),
               ws->program().nodeCount(), ir::hashHex(ws->hash()).c_str());
-  int step = 0;
-  // Each version's totals once: a step's "after" is the next's "before".
-  struct Totals {
-    std::shared_ptr<const ir::Program> program;
-    ir::Expr flops, bytesMoved;
-  };
-  Totals last;
-  auto totalsOf = [&](const workspace::Version &v) {
-    std::shared_ptr<const ir::Program> p = v.program();
-    if (p != last.program) {
-      ir::ProgramAnalysis a = ir::analyze(*p, ir::AnalysisDetail::Totals);
-      last = {std::move(p), std::move(a.flops), std::move(a.bytesMoved)};
-    }
-    return last;
-  };
+  // The per-step lines, analyzed beside the recipe (step_report.h).
+  StepReport steps;
   auto report = [&](const workspace::Version &before,
                     const workspace::Version &after) {
-    Totals a = totalsOf(before);
-    const Totals &b = totalsOf(after);
-    std::printf("step %-3d %-16s %8.1f ms  FLOPs %s  bytes moved %s\n", ++step,
-                after.step->transformation.c_str(), after.seconds * 1e3,
-                delta(a.flops, b.flops).c_str(),
-                delta(a.bytesMoved, b.bytesMoved).c_str());
-    std::fflush(stdout);
+    steps.add(before, after);
   };
   if (recipe == "auto") {
     workspace::applyAutoRecipe(*ws, target, report);
@@ -281,13 +246,14 @@ int optimizeCommand(const Args &args) {
     for (std::size_t i = first + 1; i <= ws->current(); ++i)
       report(ws->versions()[i - 1], ws->versions()[i]);
   }
+  steps.finish();
   printTiers(*ws);
   ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program(),
                                       ir::AnalysisDetail::Totals),
                       b = ir::analyze(ws->program(), ir::AnalysisDetail::Totals);
   std::printf("total        %d steps; FLOPs %s -> %s, bytes moved %s -> %s; "
               "hash %s\n",
-              step, amount(a.flops).c_str(), amount(b.flops).c_str(),
+              steps.steps(), amount(a.flops).c_str(), amount(b.flops).c_str(),
               amount(a.bytesMoved).c_str(), amount(b.bytesMoved).c_str(),
               ir::hashHex(ws->hash()).c_str());
   int status = 0;

@@ -1,0 +1,77 @@
+#pragma once
+/// \file
+/// The line `weir optimize` prints for each step:
+///
+///     step 12  map-fusion  3.1 ms  FLOPs +0 (+0.0%)  bytes moved -1024 (-0.3%)
+///
+/// Each line needs the totals of the step's result, an analysis of the
+/// whole program: on DenseNet-121's 461 steps that was a seventh of the
+/// recipe. A StepReport analyzes on a thread of its own, in step order,
+/// while the next steps apply, and prints the lines in order. At most
+/// kAhead steps wait for it, so the programs they hold stay few.
+
+#include "ir/expr.h"
+#include "workspace/workspace.h"
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace weir::cli {
+
+/// A symbolic total as a number where it is one.
+std::string amount(const ir::Expr &e);
+/// "+1024 (+0.3%)", or "a -> b" when either is symbolic.
+std::string delta(const ir::Expr &before, const ir::Expr &after);
+
+class StepReport {
+public:
+  static constexpr std::size_t kAhead = 8;
+
+  StepReport() = default;
+  /// finish(), an error dropped (the command is failing already).
+  ~StepReport();
+  StepReport(const StepReport &) = delete;
+  StepReport &operator=(const StepReport &) = delete;
+
+  /// Queues the line of the step that made `after` from `before` (both
+  /// programs are taken now).
+  void add(const workspace::Version &before, const workspace::Version &after);
+  /// Prints every queued line and returns after the last; rethrows the
+  /// first error an analysis threw. Call before printing anything else.
+  void finish();
+  /// Steps added so far.
+  int steps() const { return added_; }
+
+private:
+  struct Line {
+    int number = 0;
+    std::string transformation;
+    double seconds = 0;
+    std::shared_ptr<const ir::Program> before, after;
+  };
+  /// A program's totals, kept for the next line (its "before").
+  struct Totals {
+    std::shared_ptr<const ir::Program> program;
+    ir::Expr flops, bytesMoved;
+  };
+  void run();
+  void print(const Line &line);
+  const Totals &totalsOf(const std::shared_ptr<const ir::Program> &p);
+
+  int added_ = 0;
+  Totals last_; ///< the worker's
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Line> waiting_;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+} // namespace weir::cli
