@@ -92,9 +92,8 @@ void Workspace::settle(std::size_t previous) {
        ++i) {
     Version &v = versions_[i];
     if (v.resident() && !keepsResident(v, current_)) {
-      std::shared_ptr<const ir::Program> dropped = v.cell_->kept.exchange(nullptr);
-      v.cell_->lent.store(dropped);
-      release_.release(std::move(dropped));
+      v.cell_->lent.store(v.cell_->kept.load());
+      v.cell_->kept.store(nullptr);
     }
   }
 }
@@ -109,9 +108,7 @@ std::shared_ptr<const ir::Program> Workspace::rebuild(std::size_t index) const {
   for (std::size_t i = from + 1; i <= index; ++i) {
     const Version &v = versions_[i];
     try {
-      std::shared_ptr<const ir::Program> next =
-          derive(*at, *v.step, validity(i - 1)).cell_->kept.load();
-      release_.release(std::exchange(at, std::move(next)));
+      at = derive(*at, *v.step, validity(i - 1)).cell_->kept.load();
     } catch (const Error &e) {
       throw Error("version " + std::to_string(i) +
                   " could not be rebuilt by replaying its step: " + e.what());
@@ -126,10 +123,8 @@ std::shared_ptr<const ir::Program> Workspace::rebuild(std::size_t index) const {
   // The last two rebuilt stay, so that a walk along the history rebuilds
   // each version from the one before it.
   rebuilt_.push_back(at);
-  if (rebuilt_.size() > 2) {
-    release_.release(std::move(rebuilt_.front()));
+  if (rebuilt_.size() > 2)
     rebuilt_.erase(rebuilt_.begin());
-  }
   return at;
 }
 
@@ -171,10 +166,8 @@ transforms::InputValidity Workspace::validity(std::size_t index) const {
 }
 
 const ir::StateMemo *Workspace::memo() const {
-  if (!memo_ || &memo_->program() != &program()) {
-    release_.release(std::shared_ptr<const ir::StateMemo>(std::move(memo_)));
+  if (!memo_ || &memo_->program() != &program())
     memo_ = std::make_unique<ir::StateMemo>(programPtr());
-  }
   return memo_.get();
 }
 
@@ -365,8 +358,7 @@ void Workspace::replay(const Recipe &recipe) {
     Version &made = fresh.back();
     made.owner_ = this;
     made.index_ = first + i;
-    // The previous step's program, unless a version keeps it, goes now.
-    release_.release(std::exchange(at, made.cell_->kept.load()));
+    at = made.cell_->kept.load();
     if (!keepsResident(made, last)) {
       made.cell_->lent.store(at);
       made.cell_->kept.store(nullptr);

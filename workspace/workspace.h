@@ -29,7 +29,6 @@
 #include "ir/state_memo.h"
 #include "transforms/match_cache.h"
 #include "transforms/transformation.h"
-#include "workspace/background_release.h"
 #include "workspace/recipe.h"
 #include "workspace/verify.h"
 
@@ -230,9 +229,6 @@ private:
   /// still in memory. Takes the lock.
   std::shared_ptr<const ir::Program> rebuild(std::size_t index) const;
 
-  /// First, so that it is destroyed last: it frees the programs the
-  /// members below let go of.
-  mutable BackgroundRelease release_;
   Source source_;
   std::vector<Version> versions_;
   std::size_t current_ = 0;

@@ -40,7 +40,9 @@ void StepReport::add(const workspace::Version &before,
                      const workspace::Version &after) {
   Line line{++added_, after.step->transformation, after.seconds,
             before.program(), after.program()};
+  std::vector<std::shared_ptr<const ir::Program>> done; // freed here, unlocked
   std::unique_lock lock(mutex_);
+  done.swap(done_);
   if (!thread_.joinable()) {
     try {
       thread_ = std::thread([this] { run(); });
@@ -65,6 +67,7 @@ void StepReport::finish() {
     thread_.join();
   stopping_ = false;
   last_ = {};
+  done_.clear();
   if (std::exception_ptr e = std::exchange(error_, nullptr))
     std::rethrow_exception(e);
 }
@@ -79,14 +82,19 @@ void StepReport::run() {
     waiting_.pop_front();
     changed_.notify_all(); // room for add()
     lock.unlock();
+    std::shared_ptr<const ir::Program> previous = last_.program;
     try {
       if (!error_)
         print(line);
     } catch (...) {
       error_ = std::current_exception(); // read by finish() after the join
     }
-    line = {};
     lock.lock();
+    // Back to the caller's thread to be freed (see the header).
+    for (std::shared_ptr<const ir::Program> *p :
+         {&line.before, &line.after, &previous})
+      if (*p)
+        done_.push_back(std::move(*p));
   }
 }
 

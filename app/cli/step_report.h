@@ -9,6 +9,11 @@
 /// recipe. A StepReport analyzes on a thread of its own, in step order,
 /// while the next steps apply, and prints the lines in order. At most
 /// kAhead steps wait for it, so the programs they hold stay few.
+///
+/// The programs go back to the caller's thread to be freed: glibc's
+/// allocator makes a thread that frees another thread's blocks take that
+/// thread's arena lock, and freeing whole programs beside a recipe that
+/// allocates made it slower than doing both on one thread.
 
 #include "ir/expr.h"
 #include "workspace/workspace.h"
@@ -21,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace weir::cli {
 
@@ -69,6 +75,8 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Line> waiting_;
+  /// Programs the worker is done with, freed by the caller's thread.
+  std::vector<std::shared_ptr<const ir::Program>> done_;
   bool stopping_ = false;
   std::exception_ptr error_;
   std::thread thread_;

@@ -33,7 +33,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace weir::transforms {
 
@@ -297,57 +299,75 @@ private:
   std::unordered_map<NodeId, std::vector<const ir::Edge *>> in_;
 };
 
-/// Whether container `c` is completely written, without a write-conflict
-/// resolution, before anything else accesses it: in the first state that
-/// accesses it, one access node has such a write as its only incoming data
-/// and every other access node of `c` there is reachable from it.
-bool writtenFirst(const ir::Program &program, const ir::Container &c) {
-  for (const ir::State &s : program.states) {
-    std::vector<NodeId> accesses;
-    std::unordered_map<NodeId, std::vector<NodeId>> succ;
-    std::unordered_map<NodeId, std::vector<const ir::Edge *>> dataIn;
-    std::set<NodeId> touching;
+/// What writtenFirst asks of one state, built once per plan: asking it of
+/// every transient over the whole state made the plan quadratic
+/// (DenseNet-121's 178 transients: 0.8 s).
+struct StateReach {
+  StateReach(const ir::Program &p, const ir::State &s) : coverage(p, s) {
     for (const ir::Node &n : s.nodes) {
-      if (n.kind == NodeKind::Access && n.access().container == c.name)
-        accesses.push_back(n.id);
+      if (n.kind == NodeKind::Access)
+        accesses[n.access().container].push_back(n.id);
       if (n.kind == NodeKind::MapEntry)
         succ[n.id].push_back(n.map().partner); // the map's end follows it
     }
-    if (accesses.empty())
-      continue;
-    std::set<NodeId> mine(accesses.begin(), accesses.end());
     for (const ir::Edge &e : s.edges) {
       succ[e.src].push_back(e.dst);
       if (e.memlet.empty())
         continue;
-      if (mine.count(e.dst)) {
-        dataIn[e.dst].push_back(&e);
-        touching.insert(e.dst);
-      }
-      if (mine.count(e.src))
-        touching.insert(e.src);
+      dataIn[e.dst].push_back(&e);
+      dataOut.insert(e.src);
     }
+  }
+
+  Coverage coverage;
+  /// Access nodes by container name.
+  std::unordered_map<std::string_view, std::vector<NodeId>> accesses;
+  std::unordered_map<NodeId, std::vector<NodeId>> succ;
+  /// Edges that move data, by destination.
+  std::unordered_map<NodeId, std::vector<const ir::Edge *>> dataIn;
+  /// Nodes that data edges leave.
+  std::unordered_set<NodeId> dataOut;
+};
+
+/// Whether container `c` is completely written, without a write-conflict
+/// resolution, before anything else accesses it: in the first state that
+/// accesses it, one access node has such a write as its only incoming data
+/// and every other access node of `c` there is reachable from it.
+/// `reach[i]` describes state i.
+bool writtenFirst(const ir::Container &c,
+                  const std::vector<StateReach> &reach) {
+  for (const StateReach &r : reach) {
+    auto mine = r.accesses.find(c.name);
+    if (mine == r.accesses.end())
+      continue;
+    std::set<NodeId> touching;
+    for (NodeId a : mine->second)
+      if (r.dataIn.count(a) || r.dataOut.count(a))
+        touching.insert(a);
     if (touching.empty())
       continue; // access nodes that only order others
-    Coverage coverage(program, s);
     for (NodeId d : touching) {
-      auto in = dataIn.find(d);
-      if (in == dataIn.end() || in->second.size() != 1 ||
+      auto in = r.dataIn.find(d);
+      if (in == r.dataIn.end() || in->second.size() != 1 ||
           in->second.front()->memlet.wcr ||
-          !coverage.covers(*in->second.front(), c))
+          !r.coverage.covers(*in->second.front(), c))
         continue;
-      std::set<NodeId> seen{d};
+      // Reach every other touching access node from d (stopping once all
+      // are found).
+      std::unordered_set<NodeId> seen{d};
       std::vector<NodeId> stack{d};
-      while (!stack.empty()) {
+      std::size_t found = 1;
+      while (!stack.empty() && found < touching.size()) {
         NodeId x = stack.back();
         stack.pop_back();
-        if (auto it = succ.find(x); it != succ.end())
+        if (auto it = r.succ.find(x); it != r.succ.end())
           for (NodeId y : it->second)
-            if (seen.insert(y).second)
+            if (seen.insert(y).second) {
               stack.push_back(y);
+              found += touching.count(y);
+            }
       }
-      if (std::all_of(touching.begin(), touching.end(),
-                      [&](NodeId t) { return seen.count(t) > 0; }))
+      if (found == touching.size())
         return true;
     }
     return false; // the first state touching it reads or merges first
@@ -507,12 +527,21 @@ BufferReusePlan planBufferReuse(const ir::Program &program, bool addOrdering) {
   std::sort(order.begin(), order.end());
 
   std::map<std::string, std::vector<Slot>> slots;
+  std::vector<StateReach> reach; // built when first needed
+  auto writtenFirstHere = [&](const ir::Container &c) {
+    if (reach.empty()) {
+      reach.reserve(program.states.size());
+      for (const ir::State &s : program.states)
+        reach.emplace_back(program, s);
+    }
+    return writtenFirst(c, reach);
+  };
   for (const auto &[first, name] : order) {
     const ir::Container &c = program.container(name);
     const Touches &t = touches.at(name);
     std::vector<Slot> &same = slots[shapeKey(c)];
     Slot *into = nullptr;
-    if (!same.empty() && writtenFirst(program, c)) {
+    if (!same.empty() && writtenFirstHere(c)) {
       for (Slot &s : same)
         if (before(s, t, orders)) {
           into = &s;
