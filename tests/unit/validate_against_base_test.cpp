@@ -7,9 +7,8 @@
 
 #include "ir/validate.h"
 
-#include "ir/error.h"
-
 #include "tests/unit/ir_builders.h"
+#include "tests/unit/program_edits.h"
 
 #include <gtest/gtest.h>
 
@@ -24,32 +23,6 @@ using namespace weir::ir::builders;
 namespace {
 
 using Ids = ElementwiseIds;
-
-std::string dump(const std::vector<Diagnostic> &ds) {
-  std::string s;
-  for (const Diagnostic &d : ds)
-    s += "  " + d.str() + "\n";
-  return s.empty() ? "  (no diagnostics)\n" : s;
-}
-
-Edge &edge(Program &p, EdgeId id) {
-  for (Edge &e : p.states[0].edges)
-    if (e.id == id)
-      return e;
-  throw weir::Error("no edge " + std::to_string(id));
-}
-
-Node &node(Program &p, NodeId id) {
-  Node *n = p.states[0].findNode(id);
-  if (!n)
-    throw weir::Error("no node " + std::to_string(id));
-  return *n;
-}
-
-void setTaskletCode(Node &n, const std::string &body) {
-  auto code = std::make_shared<const tasklet::Code>(tasklet::parse(body));
-  n.payload = TaskletData{tasklet::print(*code), std::move(code)};
-}
 
 /// Both forms agree on `broken`, made from `base`, and the full form finds
 /// `phrase` ("" when the change is valid).
@@ -124,15 +97,7 @@ TEST(ValidateAgainstBase, FindsWhatTheFullValidationFinds) {
       {"an unchanged edge whose endpoint changed id",
        [](Program &p) { edge(p, Ids::cOut).dst = Ids::a; },
        "has a cycle"},
-      {"an edge removed",
-       [](Program &p) {
-         auto &es = p.states[0].edges;
-         es.erase(std::remove_if(es.begin(), es.end(),
-                                 [](const Edge &e) {
-                                   return e.id == Ids::aInner;
-                                 }),
-                  es.end());
-       },
+      {"an edge removed", [](Program &p) { removeEdge(p, Ids::aInner); },
        "input connector 'a' of tasklet 'add' (%5) has no incoming edge"},
       {"the state renamed (nothing to compare with) and broken",
        [](Program &p) {

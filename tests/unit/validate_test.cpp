@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "tests/unit/ir_builders.h"
+#include "tests/unit/program_edits.h"
 
 #include <gtest/gtest.h>
 
@@ -16,13 +17,6 @@ using namespace weir::ir::builders;
 namespace {
 
 using Ids = ElementwiseIds;
-
-std::string dump(const std::vector<Diagnostic> &ds) {
-  std::string s;
-  for (const Diagnostic &d : ds)
-    s += "  " + d.str() + "\n";
-  return s.empty() ? "  (no diagnostics)\n" : s;
-}
 
 /// The first diagnostic whose message contains `phrase`; fails the test
 /// (listing every diagnostic) when there is none.
@@ -57,32 +51,6 @@ void expectError(const Program &p, const std::string &phrase,
                  std::vector<NodeId> nodes, std::vector<EdgeId> edges = {}) {
   expectDiagnostic(p, phrase, Severity::Error, std::move(nodes),
                    std::move(edges));
-}
-
-Edge &edge(Program &p, EdgeId id) {
-  for (Edge &e : p.states[0].edges)
-    if (e.id == id)
-      return e;
-  throw weir::Error("no edge " + std::to_string(id));
-}
-
-Node &node(Program &p, NodeId id) {
-  Node *n = p.states[0].findNode(id);
-  if (!n)
-    throw weir::Error("no node " + std::to_string(id));
-  return *n;
-}
-
-void removeEdge(Program &p, EdgeId id) {
-  auto &es = p.states[0].edges;
-  es.erase(std::remove_if(es.begin(), es.end(),
-                          [&](const Edge &e) { return e.id == id; }),
-           es.end());
-}
-
-void setTaskletCode(Node &n, const std::string &body) {
-  auto code = std::make_shared<const tasklet::Code>(tasklet::parse(body));
-  n.payload = TaskletData{tasklet::print(*code), std::move(code)};
 }
 
 } // namespace
