@@ -10,6 +10,7 @@
 
 #include "onnx/passes/protocol.h"
 #include "onnx/passes/shape_consistency.h"
+#include "onnx/passes/shape_folding.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -17,12 +18,14 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -82,6 +85,65 @@ void dropData(onnx::TensorProto &t) {
   t.clear_string_data();
 }
 
+/// ONNX's shape inference with data propagation; false, with the reason in
+/// `what`, when it stops early.
+bool inferShapes(onnx::ModelProto &model, std::string &what) {
+  return tryOnnx(
+      [&] {
+        onnx::ShapeInferenceOptions si(/*check_type=*/false,
+                                       /*error_mode=*/0,
+                                       /*data_prop=*/true);
+        onnx::shape_inference::InferShapes(
+            model, onnx::OpSchemaRegistry::Instance(), si);
+      },
+      what);
+}
+
+/// Drops the value_info entries inference added (those not among
+/// `declared`), so that inferring again starts from the declarations.
+void forgetInferred(onnx::ModelProto &model,
+                    const std::set<std::string> &declared) {
+  auto *infos = model.mutable_graph()->mutable_value_info();
+  infos->erase(std::remove_if(infos->begin(), infos->end(),
+                              [&](const onnx::ValueInfoProto &v) {
+                                return !declared.count(v.name());
+                              }),
+               infos->end());
+}
+
+/// Shape specialization (shape_folding.h): folds the shape computations
+/// whose inputs are settled and infers again, until nothing more folds
+/// (each round can settle the shapes the next one reads). Returns whether
+/// the last inference finished.
+/// `declared` names the value_info entries the model itself has.
+bool specializeShapes(onnx::ModelProto &model,
+                      const std::set<std::string> &declared, bool inferred,
+                      std::string &what, Sender &out) {
+  int nodes = 0;
+  std::set<std::string> ops;
+  for (int round = 0; round < 16; ++round) {
+    out.send(Tag::Pass, "shape specialization");
+    weir::onnx_import::FoldedShapes folded =
+        weir::onnx_import::foldShapeComputations(model);
+    if (folded.nodes == 0)
+      break;
+    nodes += folded.nodes;
+    ops.insert(folded.ops.begin(), folded.ops.end());
+    forgetInferred(model, declared);
+    out.send(Tag::Pass, "shape inference after specialization");
+    inferred = inferShapes(model, what);
+  }
+  if (nodes > 0) {
+    std::string list;
+    for (const std::string &op : ops)
+      list += (list.empty() ? "" : ", ") + op;
+    out.send(Tag::Note, "shapes specialized: " + std::to_string(nodes) +
+                            " shape computations folded into constants (" +
+                            list + ")");
+  }
+  return inferred;
+}
+
 void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
   std::string what;
   bool upgraded = false;
@@ -111,16 +173,15 @@ void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
     if (!tryOnnx([&] { onnx::checker::check_model(model); }, what))
       out.send(Tag::Note, "ONNX checker: " + what);
   }
+  // The model's own initializers come first, in order; specialization
+  // appends its constants after them, and those travel with their data.
+  const int ownInitializers = model.graph().initializer_size();
+  std::set<std::string> declared;
+  for (const onnx::ValueInfoProto &v : model.graph().value_info())
+    declared.insert(v.name());
   out.send(Tag::Pass, "shape inference");
-  if (!tryOnnx(
-          [&] {
-            onnx::ShapeInferenceOptions si(/*check_type=*/false,
-                                           /*error_mode=*/0,
-                                           /*data_prop=*/true);
-            onnx::shape_inference::InferShapes(
-                model, onnx::OpSchemaRegistry::Instance(), si);
-          },
-          what)) {
+  bool inferred = inferShapes(model, what);
+  if (!specializeShapes(model, declared, inferred, what, out)) {
     // A declaration that contradicts the operators is refused outright;
     // any other stop leaves the shapes unverified: the program can be
     // looked at and transformed, not run (ir::requireRunnable).
@@ -136,9 +197,9 @@ void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
   // The passes leave the initializers as they were unless the converter
   // ran: the importer keeps its own copy of their data.
   if (!upgraded) {
-    for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer())
-      dropData(t);
-    out.send(Tag::DataOmitted);
+    for (int i = 0; i < ownInitializers; ++i)
+      dropData(*model.mutable_graph()->mutable_initializer(i));
+    out.send(Tag::DataOmitted, std::to_string(ownInitializers));
   }
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {

@@ -17,7 +17,10 @@ enum class Tag : char {
   Note = 'N',        ///< a line for ImportReport::notes
   Unverified = 'U',  ///< a note that also makes the shapes unverified
   Mismatch = 'M',    ///< a declared shape the operators contradict
-  DataOmitted = 'D', ///< the model's initializers come without their data
+  /// The model's own initializers (their count, in decimal, is the
+  /// record's payload) come first and without their data; those shape
+  /// specialization added follow with theirs.
+  DataOmitted = 'D',
   Model = 'P',       ///< the model the passes made
   Done = 'E',
 };

@@ -1,0 +1,168 @@
+#include "onnx/passes/shape_folding.h"
+
+#include "onnx/passes/shape_values.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace weir::onnx_import {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+/// The static shape a value's type declares, or nullopt when a dimension
+/// is symbolic or unknown.
+std::optional<Dims> staticShape(const onnx::TypeProto &type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+    return std::nullopt;
+  Dims dims;
+  for (const onnx::TensorShapeProto::Dimension &d :
+       type.tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0)
+      return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+/// A Constant node's value, when it is one Weir folds.
+std::optional<ShapeValue> constantValue(const onnx::NodeProto &n) {
+  if (n.output_size() != 1 || n.attribute_size() != 1)
+    return std::nullopt;
+  const onnx::AttributeProto &a = n.attribute(0);
+  ShapeValue v;
+  if (a.name() == "value")
+    return shapeValueOf(a.t());
+  if (a.name() == "value_int" || a.name() == "value_ints") {
+    v.ints = a.name() == "value_int" ? Dims{a.i()}
+                                     : Dims(a.ints().begin(), a.ints().end());
+  } else if (a.name() == "value_float" || a.name() == "value_floats") {
+    v.type = onnx::TensorProto::FLOAT;
+    v.reals = a.name() == "value_float"
+                  ? std::vector<double>{a.f()}
+                  : std::vector<double>(a.floats().begin(), a.floats().end());
+  } else {
+    return std::nullopt;
+  }
+  if (a.name() == "value_ints" || a.name() == "value_floats")
+    v.dims = {v.size()};
+  if (v.size() > kMaxFoldedElements)
+    return std::nullopt;
+  return v;
+}
+
+/// Every value the nodes of `g`'s subgraphs (If, Loop and Scan bodies, at
+/// any depth) read.
+void subgraphReads(const onnx::NodeProto &n, std::set<std::string> &reads) {
+  for (const onnx::AttributeProto &a : n.attribute()) {
+    std::vector<const onnx::GraphProto *> graphs;
+    if (a.has_g())
+      graphs.push_back(&a.g());
+    for (const onnx::GraphProto &g : a.graphs())
+      graphs.push_back(&g);
+    for (const onnx::GraphProto *g : graphs)
+      for (const onnx::NodeProto &inner : g->node()) {
+        reads.insert(inner.input().begin(), inner.input().end());
+        subgraphReads(inner, reads);
+      }
+  }
+}
+
+bool defaultDomain(const onnx::NodeProto &n) {
+  return n.domain().empty() || n.domain() == "ai.onnx";
+}
+
+} // namespace
+
+FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
+  onnx::GraphProto &g = *model.mutable_graph();
+  std::map<std::string, ShapeValue, std::less<>> known;
+  std::map<std::string, Dims, std::less<>> shapes;
+  for (const onnx::TensorProto &t : g.initializer()) {
+    if (std::optional<ShapeValue> v = shapeValueOf(t))
+      known.emplace(t.name(), std::move(*v));
+    shapes[t.name()] = Dims(t.dims().begin(), t.dims().end());
+  }
+  for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
+    for (const onnx::ValueInfoProto &v : *list)
+      if (std::optional<Dims> dims = staticShape(v.type()))
+        shapes.emplace(v.name(), std::move(*dims));
+  std::set<std::string> graphOutputs;
+  for (const onnx::ValueInfoProto &v : g.output())
+    graphOutputs.insert(v.name());
+
+  FoldedShapes result;
+  std::vector<bool> folded(std::size_t(g.node_size()), false);
+  std::set<std::string> readByFolded;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto &n = g.node(i);
+    if (!defaultDomain(n))
+      continue;
+    if (n.op_type() == "Constant") {
+      if (std::optional<ShapeValue> v = constantValue(n))
+        known.emplace(n.output(0), std::move(*v));
+      continue;
+    }
+    if (n.output_size() != 1 || graphOutputs.count(n.output(0)))
+      continue;
+    const bool ofShape = n.op_type() == "Shape" || n.op_type() == "Size";
+    NodeInputs in;
+    bool ready = true;
+    for (int k = 0; k < n.input_size() && ready; ++k) {
+      const std::string &name = n.input(k);
+      auto v = name.empty() ? known.end() : known.find(name);
+      in.values.push_back(v == known.end() ? nullptr : &v->second);
+      ready = name.empty() || v != known.end() || (ofShape && k == 0);
+    }
+    if (ofShape && n.input_size() > 0) {
+      auto s = shapes.find(n.input(0));
+      ready = ready && s != shapes.end();
+      if (ready)
+        in.shape0 = s->second;
+    }
+    std::optional<std::vector<ShapeValue>> out =
+        ready ? evaluateNode(n, in) : std::nullopt;
+    if (!out || out->size() != 1)
+      continue;
+    shapes[n.output(0)] = (*out)[0].dims;
+    known[n.output(0)] = std::move((*out)[0]);
+    folded[std::size_t(i)] = true;
+    readByFolded.insert(n.input().begin(), n.input().end());
+    ++result.nodes;
+    result.ops.push_back(n.op_type());
+  }
+  if (result.nodes == 0)
+    return result;
+
+  // What the nodes that stay read, at any depth, and the graph's outputs.
+  std::set<std::string> needed(graphOutputs);
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (folded[std::size_t(i)])
+      continue;
+    needed.insert(g.node(i).input().begin(), g.node(i).input().end());
+    subgraphReads(g.node(i), needed);
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < g.node_size(); ++i) {
+    onnx::NodeProto &n = *g.mutable_node(i);
+    if (folded[std::size_t(i)]) {
+      if (needed.count(n.output(0)))
+        *g.add_initializer() = tensorOf(known.at(n.output(0)), n.output(0));
+      continue;
+    }
+    bool deadConstant = n.op_type() == "Constant" && defaultDomain(n) &&
+                        n.output_size() == 1 &&
+                        readByFolded.count(n.output(0)) &&
+                        !needed.count(n.output(0));
+    if (!deadConstant)
+      kept.Add()->Swap(&n);
+  }
+  g.mutable_node()->Swap(&kept);
+  std::sort(result.ops.begin(), result.ops.end());
+  result.ops.erase(std::unique(result.ops.begin(), result.ops.end()),
+                   result.ops.end());
+  return result;
+}
+
+} // namespace weir::onnx_import

@@ -1,0 +1,32 @@
+#pragma once
+/// \file
+/// Shape specialization at load: the shape computations an exporter writes
+/// (`Shape -> Gather -> Div -> Slice` for ShuffleNet's channel split, a
+/// Transformer's head split) become constants once the inputs' shapes are
+/// fixed, the way ONNX Runtime folds them when it creates a session. ONNX's
+/// shape inference leaves the sizes downstream of them unknown; after
+/// folding, a second inference settles them.
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace weir::onnx_import {
+
+struct FoldedShapes {
+  int nodes = 0;                 ///< nodes replaced by initializers
+  std::vector<std::string> ops;  ///< their operator types, sorted, unique
+};
+
+/// Evaluates every top-level node of `model` whose inputs are constants
+/// (small initializers, Constant nodes, values folded before it) or, for
+/// Shape and Size, whose input's shape is static after shape inference;
+/// replaces each such node by initializers for the outputs other nodes
+/// read, appended after the model's own initializers (whose order is
+/// kept), and drops the Constant nodes only folded nodes read. A node
+/// whose output is a graph output, or that shapeValues cannot evaluate,
+/// stays. Run shape inference again afterwards.
+FoldedShapes foldShapeComputations(onnx::ModelProto &model);
+
+} // namespace weir::onnx_import

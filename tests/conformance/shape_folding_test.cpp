@@ -1,0 +1,351 @@
+// Shape specialization at load (onnx/passes/shape_folding.h), two ways:
+// - against ONNX's own expected outputs: each node test of an operator the
+//   folding evaluates is rewritten so that its inputs are initializers and
+//   its outputs feed an Identity; where the import folds the node, the
+//   constant it made must equal the test's expected output, bit for bit;
+// - on models written the way exporters write shape arithmetic
+//   (ShuffleNet's channel split, a Transformer's head split): they import
+//   with every size settled and compute the right values on the
+//   interpreter.
+
+#include "conformance/node_families.h"
+#include "core/interp/interpreter.h"
+#include "core/runtime/tensor_pb.h"
+#include "ir/error.h"
+#include "onnx/import.h"
+#include "transforms/operators/expansion.h"
+
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <unistd.h>
+
+using namespace weir;
+using namespace weir::testing_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The operators shape specialization evaluates (onnx/passes/shape_values.h).
+const std::set<std::string> kFoldedOps{
+    "Shape",   "Size",      "Identity",       "Cast",    "Neg",
+    "Abs",     "Floor",     "Ceil",           "Sqrt",    "Not",
+    "Add",     "Sub",       "Mul",            "Div",     "Mod",
+    "Min",     "Max",       "Equal",          "Less",    "Greater",
+    "LessOrEqual", "GreaterOrEqual", "And",   "Or",      "Xor",
+    "Where",   "Gather",    "Concat",         "Unsqueeze", "Squeeze",
+    "Slice",   "Reshape",   "Expand",         "Range",   "ConstantOfShape"};
+
+class ScratchDir {
+public:
+  ScratchDir()
+      : path_(fs::temp_directory_path() /
+              ("weir-shape-folding-" + std::to_string(::getpid()))) {
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  fs::path file(const std::string &name) const { return path_ / name; }
+
+private:
+  fs::path path_;
+};
+
+void save(const onnx::ModelProto &m, const fs::path &path) {
+  std::ofstream out(path, std::ios::binary);
+  ASSERT_TRUE(m.SerializeToOstream(&out)) << path;
+}
+
+onnx::TensorProto readProto(const fs::path &path) {
+  onnx::TensorProto t;
+  std::ifstream in(path, std::ios::binary);
+  if (!t.ParseFromIstream(&in))
+    throw Error("cannot read " + path.string());
+  return t;
+}
+
+bool folded(const onnx_import::ImportResult &r) {
+  for (const std::string &note : r.report.notes)
+    if (note.rfind("shapes specialized:", 0) == 0)
+      return true;
+  return false;
+}
+
+/// "" when the constant `name` of `program` holds `want` exactly.
+std::string compareConstant(const ir::Program &program, const std::string &name,
+                            const runtime::Tensor &want) {
+  const ir::Container *c = program.findContainer(name);
+  if (!c || !c->isConstant())
+    return "no constant '" + name + "'";
+  if (c->dtype != want.dtype())
+    return "dtype " + std::string(ir::dtypeName(c->dtype)) + " vs " +
+           want.describe();
+  std::vector<std::int64_t> dims;
+  for (const ir::Expr &d : c->shape)
+    dims.push_back(d.asConstant().value_or(-1));
+  if (dims != want.shape())
+    return "shape differs from " + want.describe();
+  if (c->constant->size() != want.byteSize() ||
+      std::memcmp(c->constant->data(), want.data(), want.byteSize()) != 0)
+    return "contents differ from the expected " + want.describe();
+  return "";
+}
+
+TEST(ShapeFolding, AgreesWithTheNodeTestsExpectedOutputs) {
+  ASSERT_TRUE(fs::exists(kNodeTests)) << kNodeTests << " is missing";
+  ScratchDir scratch;
+  std::map<std::string, int> foldedByOp;
+  int candidates = 0;
+  for (const auto &entry : fs::directory_iterator(kNodeTests)) {
+    const fs::path dir = entry.path();
+    onnx::ModelProto m;
+    {
+      std::ifstream in(dir / "model.onnx", std::ios::binary);
+      if (!m.ParseFromIstream(&in))
+        continue;
+    }
+    onnx::GraphProto &g = *m.mutable_graph();
+    if (g.node_size() != 1 || !kFoldedOps.count(g.node(0).op_type()) ||
+        !excludedFamily(g).empty() ||
+        !fs::exists(dir / "test_data_set_0" / "input_0.pb"))
+      continue;
+    const std::string name = dir.filename().string();
+    // Inputs become initializers; each output feeds an Identity, so the
+    // node itself is not a graph output and may fold.
+    bool complete = true;
+    for (int i = 0; i < g.input_size(); ++i)
+      complete = complete && fs::exists(dir / "test_data_set_0" /
+                                        ("input_" + std::to_string(i) + ".pb"));
+    if (!complete)
+      continue;
+    for (int i = 0; i < g.input_size(); ++i) {
+      onnx::TensorProto t = readProto(dir / "test_data_set_0" /
+                                      ("input_" + std::to_string(i) + ".pb"));
+      t.set_name(g.input(i).name());
+      *g.add_initializer() = t;
+    }
+    g.clear_input();
+    std::vector<std::string> outputs;
+    for (onnx::ValueInfoProto &out : *g.mutable_output()) {
+      outputs.push_back(out.name());
+      onnx::NodeProto &id = *g.add_node();
+      id.set_op_type("Identity");
+      id.add_input(out.name());
+      id.add_output(out.name() + "__out");
+      out.set_name(out.name() + "__out");
+    }
+    ++candidates;
+    save(m, scratch.file("model.onnx"));
+    onnx_import::ImportResult r;
+    try {
+      r = onnx_import::importModel(scratch.file("model.onnx"));
+    } catch (const Error &e) {
+      ADD_FAILURE() << name << ": " << e.what();
+      continue;
+    }
+    if (!folded(r))
+      continue; // a type or case the folding leaves to run
+    for (std::size_t j = 0; j < outputs.size(); ++j) {
+      runtime::Tensor want = runtime::readTensorPb(
+          dir / "test_data_set_0" / ("output_" + std::to_string(j) + ".pb"));
+      std::string diff = compareConstant(r.program, outputs[j], want);
+      EXPECT_EQ(diff, "") << name << ", output " << outputs[j];
+    }
+    ++foldedByOp[g.node(0).op_type()];
+  }
+  // Every operator the folding claims is exercised by at least one test
+  // that folds, so a check here cannot pass by folding nothing.
+  for (const char *op :
+       {"Shape", "Size", "Cast", "Neg", "Floor", "Sqrt", "Not", "Add", "Sub",
+        "Mul", "Div", "Mod", "Min", "Max", "Equal", "Less", "Greater", "And",
+        "Where", "Gather", "Concat", "Unsqueeze", "Squeeze", "Slice",
+        "Reshape", "Expand", "Range", "ConstantOfShape"})
+    EXPECT_GT(foldedByOp[op], 0) << op << ": no node test folded";
+  int total = 0;
+  for (const auto &[op, n] : foldedByOp)
+    total += n;
+  std::printf("shape folding: %d of %d single-operator node tests folded\n",
+              total, candidates);
+}
+
+// -- models as exporters write them -----------------------------------------
+
+/// A graph under construction, opset 13.
+struct Builder {
+  onnx::ModelProto model;
+  onnx::GraphProto &g = *model.mutable_graph();
+
+  Builder() {
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    g.set_name("g");
+  }
+  void input(const std::string &name, std::vector<std::string> dims) {
+    onnx::ValueInfoProto &v = *g.add_input();
+    v.set_name(name);
+    auto &t = *v.mutable_type()->mutable_tensor_type();
+    t.set_elem_type(onnx::TensorProto::FLOAT);
+    for (const std::string &d : dims) {
+      auto &dim = *t.mutable_shape()->add_dim();
+      if (std::isdigit(static_cast<unsigned char>(d[0])))
+        dim.set_dim_value(std::stoll(d));
+      else
+        dim.set_dim_param(d);
+    }
+  }
+  void output(const std::string &name) {
+    onnx::ValueInfoProto &v = *g.add_output();
+    v.set_name(name);
+    v.mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+  }
+  onnx::NodeProto &node(const std::string &op, std::vector<std::string> in,
+                        const std::string &out) {
+    onnx::NodeProto &n = *g.add_node();
+    n.set_op_type(op);
+    n.set_name(out + "_node");
+    for (const std::string &i : in)
+      n.add_input(i);
+    n.add_output(out);
+    return n;
+  }
+  /// A Constant node of int64 `values` (a scalar when `scalar`).
+  void ints(const std::string &out, std::vector<std::int64_t> values,
+            bool scalar = false) {
+    onnx::AttributeProto &a = *node("Constant", {}, out).add_attribute();
+    a.set_name("value");
+    a.set_type(onnx::AttributeProto::TENSOR);
+    onnx::TensorProto &t = *a.mutable_t();
+    t.set_data_type(onnx::TensorProto::INT64);
+    if (!scalar)
+      t.add_dims(std::int64_t(values.size()));
+    for (std::int64_t v : values)
+      t.add_int64_data(v);
+  }
+  void intAttribute(onnx::NodeProto &n, const std::string &name,
+                    std::int64_t v) {
+    onnx::AttributeProto &a = *n.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(v);
+  }
+};
+
+/// ShuffleNetV2's channel split as torch.onnx writes it: the half of the
+/// channel count from Shape -> Gather -> Div, and two Slices; here
+/// concatenated back in swapped order.
+Builder channelSplit(const std::string &batch) {
+  Builder b;
+  b.input("x", {batch, "8", "2", "2"});
+  b.node("Shape", {"x"}, "shape");
+  b.ints("one", {1}, /*scalar=*/true);
+  b.intAttribute(b.node("Gather", {"shape", "one"}, "channels"), "axis", 0);
+  b.ints("two", {2}, /*scalar=*/true);
+  b.node("Div", {"channels", "two"}, "half");
+  b.ints("axis0", {0});
+  b.node("Unsqueeze", {"half", "axis0"}, "half1");
+  b.ints("zero", {0});
+  b.ints("end", {std::numeric_limits<std::int64_t>::max()});
+  b.ints("axis1", {1});
+  b.node("Slice", {"x", "zero", "half1", "axis1"}, "first");
+  b.node("Slice", {"x", "half1", "end", "axis1"}, "second");
+  b.intAttribute(b.node("Concat", {"second", "first"}, "y"), "axis", 1);
+  b.output("y");
+  return b;
+}
+
+/// A Transformer's head split: [2, 6] reshaped to [2, 3, 6 / 3] from the
+/// input's own shape, then transposed.
+Builder headSplit() {
+  Builder b;
+  b.input("x", {"2", "6"});
+  b.node("Shape", {"x"}, "shape");
+  b.ints("i0", {0}, true);
+  b.ints("i1", {1}, true);
+  b.intAttribute(b.node("Gather", {"shape", "i0"}, "rows"), "axis", 0);
+  b.intAttribute(b.node("Gather", {"shape", "i1"}, "width"), "axis", 0);
+  b.ints("heads", {3}, true);
+  b.node("Div", {"width", "heads"}, "per");
+  b.ints("axes", {0});
+  b.node("Unsqueeze", {"rows", "axes"}, "rows1");
+  b.node("Unsqueeze", {"per", "axes"}, "per1");
+  b.ints("heads1", {3});
+  b.intAttribute(b.node("Concat", {"rows1", "heads1", "per1"}, "split"),
+                 "axis", 0);
+  b.node("Reshape", {"x", "split"}, "r");
+  onnx::AttributeProto &perm =
+      *b.node("Transpose", {"r"}, "y").add_attribute();
+  perm.set_name("perm");
+  perm.set_type(onnx::AttributeProto::INTS);
+  for (int p : {0, 2, 1})
+    perm.add_ints(p);
+  b.output("y");
+  return b;
+}
+
+onnx_import::ImportResult importBuilt(const Builder &b) {
+  ScratchDir scratch;
+  save(b.model, scratch.file("m.onnx"));
+  return onnx_import::importModel(scratch.file("m.onnx"));
+}
+
+/// The program's output on x = 0, 1, 2, ... after expand-all.
+std::vector<float> runOnCounting(ir::Program program,
+                                 std::vector<std::int64_t> shape) {
+  operators::ExpandAllReport report = operators::expandAll(program);
+  EXPECT_TRUE(report.skipped.empty());
+  runtime::Tensor x(ir::DType::F32, shape);
+  for (std::int64_t i = 0; i < x.elementCount(); ++i)
+    x.setFromDouble(i, double(i));
+  interp::TensorMap out = interp::interpret(program, {{"x", x}});
+  const runtime::Tensor &y = out.at("y");
+  std::vector<float> values;
+  for (std::int64_t i = 0; i < y.elementCount(); ++i)
+    values.push_back(float(y.getAsDouble(i)));
+  return values;
+}
+
+TEST(ShapeFolding, ChannelSplitSettlesAndRuns) {
+  onnx_import::ImportResult r = importBuilt(channelSplit("1"));
+  EXPECT_TRUE(folded(r));
+  EXPECT_EQ(r.report.unverifiedShapes, "");
+  const ir::Container &first = r.program.container("first");
+  ASSERT_EQ(first.shape.size(), 4u);
+  EXPECT_EQ(first.shape[1].asConstant(), 4);
+  std::vector<float> y = runOnCounting(r.program, {1, 8, 2, 2});
+  ASSERT_EQ(y.size(), 32u);
+  for (int i = 0; i < 32; ++i) // channels 4..7, then 0..3
+    EXPECT_EQ(y[std::size_t(i)], float((i + 16) % 32)) << i;
+}
+
+TEST(ShapeFolding, HeadSplitSettlesAndRuns) {
+  onnx_import::ImportResult r = importBuilt(headSplit());
+  EXPECT_TRUE(folded(r));
+  EXPECT_EQ(r.report.unverifiedShapes, "");
+  std::vector<float> y = runOnCounting(r.program, {2, 6});
+  // x[b, h * 2 + k] lands at y[b, k, h].
+  ASSERT_EQ(y.size(), 12u);
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 2; ++k)
+      for (int h = 0; h < 3; ++h)
+        EXPECT_EQ(y[std::size_t(b * 6 + k * 3 + h)], float(b * 6 + h * 2 + k));
+}
+
+TEST(ShapeFolding, LeavesShapesOfSymbolicInputsAlone) {
+  // With a symbolic batch, Shape(x) is not a constant: nothing folds, and
+  // the slices keep sizes that only a run can settle.
+  onnx_import::ImportResult r = importBuilt(channelSplit("N"));
+  EXPECT_FALSE(folded(r));
+  bool shapeKept = false;
+  for (const ir::Node &n : r.program.states.at(0).nodes)
+    shapeKept = shapeKept || (n.kind == ir::NodeKind::Library &&
+                              n.library().op == "Shape");
+  EXPECT_TRUE(shapeKept);
+}
+
+} // namespace
