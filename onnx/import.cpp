@@ -401,6 +401,29 @@ private:
   std::map<std::string, ir::NodeId> access_;
 };
 
+/// Sets every dimension named in `dims` to its value, in the graph's
+/// inputs, outputs and declared values alike (one name is one size).
+void fixDimensions(onnx::ModelProto &model,
+                   const std::map<std::string, std::int64_t, std::less<>> &dims) {
+  if (dims.empty())
+    return;
+  onnx::GraphProto &g = *model.mutable_graph();
+  for (auto *list : {g.mutable_input(), g.mutable_output(),
+                     g.mutable_value_info()})
+    for (onnx::ValueInfoProto &v : *list) {
+      if (!v.type().has_tensor_type() ||
+          !v.type().tensor_type().has_shape())
+        continue;
+      for (onnx::TensorShapeProto::Dimension &d : *v.mutable_type()
+                                                       ->mutable_tensor_type()
+                                                       ->mutable_shape()
+                                                       ->mutable_dim())
+        if (auto it = dims.find(d.dim_param());
+            d.has_dim_param() && it != dims.end())
+          d.set_dim_value(it->second);
+    }
+}
+
 } // namespace
 
 ImportResult importModel(const std::filesystem::path &path,
@@ -414,6 +437,7 @@ ImportResult importModel(const std::filesystem::path &path,
     ImportResult result;
     ImportReport &report = result.report;
     report.originalOpset = defaultOpset(model);
+    fixDimensions(model, options.dims);
     runOnnxPasses(model, options, report);
     report.opset = defaultOpset(model);
 

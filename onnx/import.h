@@ -12,7 +12,9 @@
 #include "ir/program.h"
 #include "onnx/limits.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,10 @@ struct ImportOptions {
   /// ONNX's passes (onnx_passes.h) run in a child process that is stopped,
   /// and the model refused, after this many seconds.
   int passSeconds = 300;
+  /// Values of symbolic dimensions (an input's `dim_param`), fixed at load
+  /// before shape inference, so that the shape computations that read them
+  /// fold too (`weir run --dim N=1`). A name no dimension uses is ignored.
+  std::map<std::string, std::int64_t, std::less<>> dims;
 };
 
 struct ImportReport {

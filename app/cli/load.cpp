@@ -7,7 +7,7 @@
 
 namespace weir::cli {
 
-Loaded loadAny(const std::string &path) {
+Loaded loadAny(const std::string &path, const ir::Bindings &dims) {
   Loaded out;
   if (std::filesystem::path(path).extension() == ".weir") {
     // A session: its model with the recipe replayed (or the program that
@@ -21,7 +21,9 @@ Loaded loadAny(const std::string &path) {
     out.program = ir::loadProgram(path);
     return out;
   }
-  onnx_import::ImportResult r = onnx_import::importModel(path);
+  onnx_import::ImportOptions options;
+  options.dims = dims;
+  onnx_import::ImportResult r = onnx_import::importModel(path, options);
   out.program = std::move(r.program);
   out.report = std::move(r.report);
   out.fromOnnx = true;

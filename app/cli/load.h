@@ -21,7 +21,10 @@ struct Loaded {
 };
 
 /// `.json` files are Weir programs, `.weir` files sessions (the model with
-/// its recipe replayed); everything else is read as ONNX.
-Loaded loadAny(const std::string &path);
+/// its recipe replayed); everything else is read as ONNX, with the symbolic
+/// dimensions `dims` names fixed at load (onnx_import::ImportOptions::dims:
+/// the shape computations that read them fold). Programs and sessions keep
+/// their symbols; `dims` binds them when they run.
+Loaded loadAny(const std::string &path, const ir::Bindings &dims = {});
 
 } // namespace weir::cli

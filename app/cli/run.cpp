@@ -183,7 +183,7 @@ void printProfile(const std::map<std::string, double> &seconds, int runs) {
 int runCommand(const Args &args) {
   RunOptions o = parse(args);
   auto openStart = std::chrono::steady_clock::now();
-  Loaded loaded = loadAny(o.model);
+  Loaded loaded = loadAny(o.model, o.dims);
   double openMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - openStart)
                       .count();

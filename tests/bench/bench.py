@@ -64,6 +64,7 @@ MODELS = {m.name: m for m in [
     # The zoo: families nobody tuned Weir for.
     exported("densenet121"), exported("efficientnet_b0"), exported("regnet_y_400mf"),
     exported("squeezenet1_0"), exported("alexnet"), exported("googlenet"),
+    exported("shufflenet_v2"), exported("transformer_encoder"),
 ]}
 QUICK_MODELS = ["cnn", "mlp", "transformer"]
 

@@ -16,6 +16,7 @@ python3-torchvision).
 """
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -62,6 +63,14 @@ def bert_layer():
     return BertLayer()
 
 
+def transformer_encoder():
+    """torch.nn.TransformerEncoderLayer as most people export it for
+    inference (under no_grad, sequence first): its head split is computed
+    from the input's shape at run time (Shape -> Gather -> Div -> Slice),
+    which Weir folds at load."""
+    return torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024)
+
+
 # name -> (constructor, input shape)
 MODELS = {
     "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
@@ -76,7 +85,15 @@ MODELS = {
     "squeezenet1_0": (lambda: torchvision.models.squeezenet1_0(weights=None), (1, 3, 224, 224)),
     "alexnet": (lambda: torchvision.models.alexnet(weights=None), (1, 3, 224, 224)),
     "googlenet": (lambda: torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True), (1, 3, 224, 224)),
+    # Shape arithmetic as exporters write it: ShuffleNet's channel split, and
+    # an encoder layer exported under no_grad (sequence 64, batch 1).
+    "shufflenet_v2": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), (1, 3, 224, 224)),
+    "transformer_encoder": (transformer_encoder, (64, 1, 256)),
 }
+
+# Exported under torch.no_grad(), as for inference; the others with grad
+# enabled, as they always were (their exports stay the same).
+NO_GRAD_EXPORTS = {"transformer_encoder"}
 
 
 # A model's weight seed is SEED + its place here: the first four in sorted
@@ -129,9 +146,10 @@ def export(name, out_dir):
         print(f"export: {name} present in {out_dir}")
         return
     model, x = build(name)
-    torch.onnx.export(model, (x,), files["onnx"], opset_version=OPSET,
-                      do_constant_folding=True, input_names=["input"],
-                      output_names=["output"])
+    with torch.no_grad() if name in NO_GRAD_EXPORTS else contextlib.nullcontext():
+        torch.onnx.export(model, (x,), files["onnx"], opset_version=OPSET,
+                          do_constant_folding=True, input_names=["input"],
+                          output_names=["output"])
     with torch.no_grad():
         y = model(x)
     np.save(files["input"], x.numpy().astype(np.float32))

@@ -288,10 +288,11 @@ Builder headSplit() {
   return b;
 }
 
-onnx_import::ImportResult importBuilt(const Builder &b) {
+onnx_import::ImportResult
+importBuilt(const Builder &b, const onnx_import::ImportOptions &options = {}) {
   ScratchDir scratch;
   save(b.model, scratch.file("m.onnx"));
-  return onnx_import::importModel(scratch.file("m.onnx"));
+  return onnx_import::importModel(scratch.file("m.onnx"), options);
 }
 
 /// The program's output on x = 0, 1, 2, ... after expand-all.
@@ -346,6 +347,20 @@ TEST(ShapeFolding, LeavesShapesOfSymbolicInputsAlone) {
     shapeKept = shapeKept || (n.kind == ir::NodeKind::Library &&
                               n.library().op == "Shape");
   EXPECT_TRUE(shapeKept);
+}
+
+TEST(ShapeFolding, DimensionsFixedAtLoadFold) {
+  // `weir run --dim N=1`: the symbolic batch is fixed before inference, so
+  // the same channel split settles and runs.
+  onnx_import::ImportOptions options;
+  options.dims = {{"N", 1}, {"unused", 7}};
+  onnx_import::ImportResult r = importBuilt(channelSplit("N"), options);
+  EXPECT_TRUE(folded(r));
+  EXPECT_TRUE(r.program.symbols.empty());
+  EXPECT_EQ(r.report.unverifiedShapes, "");
+  std::vector<float> y = runOnCounting(r.program, {1, 8, 2, 2});
+  ASSERT_EQ(y.size(), 32u);
+  EXPECT_EQ(y[0], 16.0f);
 }
 
 } // namespace
