@@ -74,7 +74,9 @@ const CommandSpec &runSpec() {
        {"--rtol", K::Number, "R", "relative tolerance (1e-3)"},
        {"--atol", K::Number, "A", "absolute tolerance (1e-4)"},
        {"--dim", K::Pair, "NAME=N",
-        "value of a symbolic dimension (batch size; repeatable)", "", 0, true},
+        "value of a symbolic dimension (batch size; repeatable); an ONNX "
+        "model's shape computations are specialized to it at load",
+        "", 0, true},
        {"--impl", K::Pair, "OP=IMPL",
         "choose an operator's expansion (repeatable)", "", 0, true},
        {"--save-outputs", K::Text, "DIR", "write each output as DIR/NAME.npy"},
