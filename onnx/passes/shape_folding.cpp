@@ -26,6 +26,43 @@ std::optional<Dims> staticShape(const onnx::TypeProto &type) {
   return dims;
 }
 
+/// A value's dimensions where its type gives a rank: each known or not.
+using PartialDims = std::vector<std::optional<std::int64_t>>;
+std::optional<PartialDims> partialShape(const onnx::TypeProto &type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+    return std::nullopt;
+  PartialDims dims;
+  for (const onnx::TensorShapeProto::Dimension &d :
+       type.tensor_type().shape().dim())
+    dims.push_back(d.has_dim_value() && d.dim_value() >= 0
+                       ? std::optional<std::int64_t>(d.dim_value())
+                       : std::nullopt);
+  return dims;
+}
+
+/// `Gather(Shape(x), i)` where dimension i of x is static though others are
+/// not (`x.size(1)` under a symbolic batch): the dimensions `partial` gives
+/// for Shape's output, the indices a constant.
+std::optional<ShapeValue> gatherFromPartial(const PartialDims &partial,
+                                            const ShapeValue &indices,
+                                            std::int64_t axis) {
+  if (axis != 0 || indices.isReal() || indices.dims.size() > 1 ||
+      indices.type == onnx::TensorProto::BOOL)
+    return std::nullopt;
+  ShapeValue out{onnx::TensorProto::INT64, indices.dims, {}, {}};
+  auto rank = std::int64_t(partial.size());
+  for (std::int64_t i : indices.ints) {
+    if (i < -rank || i >= rank)
+      return std::nullopt;
+    const std::optional<std::int64_t> &d =
+        partial[std::size_t(i < 0 ? i + rank : i)];
+    if (!d)
+      return std::nullopt;
+    out.ints.push_back(*d);
+  }
+  return out;
+}
+
 /// A Constant node's value, when it is one Weir folds.
 std::optional<ShapeValue> constantValue(const onnx::NodeProto &n) {
   if (n.output_size() != 1 || n.attribute_size() != 1)
@@ -84,10 +121,17 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
       known.emplace(t.name(), std::move(*v));
     shapes[t.name()] = Dims(t.dims().begin(), t.dims().end());
   }
+  std::map<std::string, PartialDims, std::less<>> partials;
   for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
-    for (const onnx::ValueInfoProto &v : *list)
+    for (const onnx::ValueInfoProto &v : *list) {
       if (std::optional<Dims> dims = staticShape(v.type()))
         shapes.emplace(v.name(), std::move(*dims));
+      else if (std::optional<PartialDims> p = partialShape(v.type()))
+        partials.emplace(v.name(), std::move(*p));
+    }
+  // Shape outputs whose input has a rank but not every dimension: what a
+  // Gather of them can still fold (below).
+  std::map<std::string, PartialDims, std::less<>> partialShapes;
   std::set<std::string> graphOutputs;
   for (const onnx::ValueInfoProto &v : g.output())
     graphOutputs.insert(v.name());
@@ -117,12 +161,27 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
     }
     if (ofShape && n.input_size() > 0) {
       auto s = shapes.find(n.input(0));
+      auto p = partials.find(n.input(0));
+      if (ready && s == shapes.end() && p != partials.end() &&
+          n.op_type() == "Shape" && n.attribute_size() == 0)
+        partialShapes[n.output(0)] = p->second;
       ready = ready && s != shapes.end();
       if (ready)
         in.shape0 = s->second;
     }
     std::optional<std::vector<ShapeValue>> out =
         ready ? evaluateNode(n, in) : std::nullopt;
+    if (!out && n.op_type() == "Gather" && n.input_size() == 2 &&
+        partialShapes.count(n.input(0)) && known.count(n.input(1)))
+      if (std::optional<ShapeValue> v = gatherFromPartial(
+              partialShapes.at(n.input(0)), known.at(n.input(1)),
+              [&] {
+                for (const onnx::AttributeProto &a : n.attribute())
+                  if (a.name() == "axis")
+                    return a.i();
+                return std::int64_t(0);
+              }()))
+        out = std::vector<ShapeValue>{std::move(*v)};
     if (!out || out->size() != 1)
       continue;
     shapes[n.output(0)] = (*out)[0].dims;
@@ -151,11 +210,11 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
         *g.add_initializer() = tensorOf(known.at(n.output(0)), n.output(0));
       continue;
     }
-    bool deadConstant = n.op_type() == "Constant" && defaultDomain(n) &&
-                        n.output_size() == 1 &&
-                        readByFolded.count(n.output(0)) &&
-                        !needed.count(n.output(0));
-    if (!deadConstant)
+    // A Constant or Shape only folded nodes read goes with them.
+    bool dead = (n.op_type() == "Constant" || n.op_type() == "Shape") &&
+                defaultDomain(n) && n.output_size() == 1 &&
+                readByFolded.count(n.output(0)) && !needed.count(n.output(0));
+    if (!dead)
       kept.Add()->Swap(&n);
   }
   g.mutable_node()->Swap(&kept);

@@ -337,10 +337,39 @@ TEST(ShapeFolding, HeadSplitSettlesAndRuns) {
         EXPECT_EQ(y[std::size_t(b * 6 + k * 3 + h)], float(b * 6 + h * 2 + k));
 }
 
-TEST(ShapeFolding, LeavesShapesOfSymbolicInputsAlone) {
-  // With a symbolic batch, Shape(x) is not a constant: nothing folds, and
-  // the slices keep sizes that only a run can settle.
+TEST(ShapeFolding, ChannelSplitUnderASymbolicBatch) {
+  // Shape(x) with a symbolic batch still gives the channel count: the
+  // Gather of a static dimension folds, the batch stays a symbol, and the
+  // program runs at any batch.
   onnx_import::ImportResult r = importBuilt(channelSplit("N"));
+  EXPECT_TRUE(folded(r));
+  EXPECT_EQ(r.program.symbols, std::vector<std::string>{"N"});
+  const ir::Container &first = r.program.container("first");
+  ASSERT_EQ(first.shape.size(), 4u);
+  EXPECT_FALSE(first.shape[0].isConstant());
+  EXPECT_EQ(first.shape[1].asConstant(), 4);
+  std::vector<float> y = runOnCounting(r.program, {3, 8, 2, 2});
+  ASSERT_EQ(y.size(), 96u);
+  for (int b = 0; b < 3; ++b)
+    for (int i = 0; i < 32; ++i)
+      EXPECT_EQ(y[std::size_t(b * 32 + i)], float(b * 32 + (i + 16) % 32));
+}
+
+TEST(ShapeFolding, LeavesTheSymbolicBatchAlone) {
+  // x.view(x.size(0), -1) under a symbolic batch: Gather(Shape(x), 0) is
+  // not a constant, so nothing folds and Shape stays a node.
+  Builder b;
+  b.input("x", {"N", "2", "4"});
+  b.node("Shape", {"x"}, "shape");
+  b.ints("i0", {0}, true);
+  b.intAttribute(b.node("Gather", {"shape", "i0"}, "batch"), "axis", 0);
+  b.ints("axes", {0});
+  b.node("Unsqueeze", {"batch", "axes"}, "batch1");
+  b.ints("rest", {-1});
+  b.intAttribute(b.node("Concat", {"batch1", "rest"}, "flat"), "axis", 0);
+  b.node("Reshape", {"x", "flat"}, "y");
+  b.output("y");
+  onnx_import::ImportResult r = importBuilt(b);
   EXPECT_FALSE(folded(r));
   bool shapeKept = false;
   for (const ir::Node &n : r.program.states.at(0).nodes)
