@@ -21,6 +21,8 @@ packages=(
   # runs the real X11 (xcb) platform on a virtual X server
   fonts-dejavu-core xvfb xauth
   python3-onnx python3-numpy python3-pytest
+  # weir.from_torch / compile_module and their tests (Debian's torch 1.13)
+  python3-torch python3-torchvision
   # scripts/fuzz.sh: libFuzzer and the sanitizers of the LLVM Weir uses
   clang-19 libclang-rt-19-dev
 )

@@ -49,6 +49,7 @@ from ._weir import (  # noqa: F401  (re-exported)
 from . import _weir
 from . import workspace as _workspace  # noqa: F401  (adds Workspace.matches)
 from .workspace import MatchList  # noqa: F401
+from .pytorch import compile_module, from_torch  # noqa: F401
 from .plugins import (  # noqa: F401
     Param,
     Pattern,

@@ -21,11 +21,21 @@ def python_blocks():
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_readme_has_the_two_examples():
+def test_readme_has_the_three_examples():
     blocks = python_blocks()
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     assert "weir.Workspace" in blocks[0]
-    assert "@weir.transformation" in blocks[1]
+    assert "weir.compile_module" in blocks[1]
+    assert "@weir.transformation" in blocks[2]
+
+
+def test_pytorch_example_runs(tmp_path):
+    script = tmp_path / "example.py"
+    script.write_text(python_blocks()[1])
+    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert float(run.stdout.split()[-1]) < 1e-4, run.stdout
 
 
 def test_recipe_example_runs(tmp_path):
@@ -61,7 +71,7 @@ def double_relu_model(path):
 
 def test_plugin_example_applies(tmp_path):
     namespace = {}
-    exec(compile(python_blocks()[1], "README plugin", "exec"), namespace)
+    exec(compile(python_blocks()[2], "README plugin", "exec"), namespace)
     try:
         double_relu_model(tmp_path / "m.onnx")
         ws = weir.Workspace(weir.load(str(tmp_path / "m.onnx")))

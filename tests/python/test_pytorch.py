@@ -1,0 +1,108 @@
+"""PyTorch in directly: weir.from_torch and weir.compile_module on modules
+built here with seeded weights, compared with PyTorch's own forward."""
+
+import numpy as np
+import pytest
+import torch
+
+import weir
+
+
+class SmallCnn(torch.nn.Module):
+    """Conv-BN-ReLU, a ShuffleNet-style channel split whose size comes from
+    x.size(1) (shape arithmetic in the export), pooling and a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(4, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.conv(x)))
+        half = x.size(1) // 2
+        x = x[:, half:] * 2 + x[:, :half]
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def seeded(module):
+    torch.manual_seed(0)
+    for p in module.parameters():
+        torch.nn.init.uniform_(p, -0.5, 0.5)
+    for m in module.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.2, 0.2)
+            m.running_var.uniform_(0.5, 1.5)
+    return module.eval()
+
+
+def test_from_torch_imports_with_parameter_names():
+    net = seeded(SmallCnn())
+    program = weir.from_torch(net, torch.randn(1, 3, 6, 6))
+    assert list(program.inputs) == ["input_0"]
+    assert list(program.outputs) == ["output_0"]
+    names = set(program.containers)
+    assert {"fc.weight", "fc.bias"} <= names, sorted(names)
+
+
+def test_compile_module_matches_pytorch():
+    net = seeded(SmallCnn())
+    x = torch.randn(2, 3, 6, 6, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        want = net(x)
+    for recipe in (None, "auto"):
+        fast = weir.compile_module(net, x, recipe=recipe, threads=1)
+        assert isinstance(fast, torch.nn.Module)
+        got = fast(x)
+        assert isinstance(got, torch.Tensor)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4,
+                                   atol=1e-5, err_msg=f"recipe {recipe}")
+    # Another input through the same compiled module.
+    y = torch.randn(2, 3, 6, 6, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        np.testing.assert_allclose(fast(y).numpy(), net(y).numpy(),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_transformer_encoder_layer_under_no_grad():
+    # Its head split is computed from the input's shape at run time; Weir
+    # specializes it at load.
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4,
+                                             dim_feedforward=64).eval()
+    x = torch.randn(10, 1, 32, generator=torch.Generator().manual_seed(3))
+    fast = weir.compile_module(layer, x, threads=1)
+    with torch.no_grad():
+        np.testing.assert_allclose(fast(x).numpy(), layer(x).numpy(),
+                                   rtol=1e-3, atol=1e-4)
+
+
+class Unexportable(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = torch.nn.Sequential(torch.nn.Identity(), Sampler())
+
+    def forward(self, x):
+        return self.head(x)
+
+
+class Sampler(torch.nn.Module):
+    def forward(self, x):
+        grid = torch.zeros(1, 2, 2, 2)
+        # GridSample exists in ONNX from opset 16; torch.onnx refuses it at 13.
+        return torch.nn.functional.grid_sample(x, grid, align_corners=False)
+
+
+def test_an_export_failure_names_the_module():
+    with pytest.raises(weir.Error, match=r"module 'head\.1'"):
+        weir.from_torch(Unexportable(), torch.randn(1, 1, 4, 4))
+
+
+def test_bad_arguments_are_refused_with_a_message():
+    with pytest.raises(weir.Error, match="torch.nn.Module"):
+        weir.from_torch(lambda x: x, torch.randn(2))
+    with pytest.raises(weir.Error, match="not a torch.Tensor"):
+        weir.from_torch(torch.nn.ReLU(), [np.zeros(2)])
+    with pytest.raises(weir.Error, match="recipe"):
+        weir.compile_module(torch.nn.ReLU(), torch.randn(2), recipe="fast")
