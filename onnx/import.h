@@ -34,6 +34,13 @@ struct ImportOptions {
   /// before shape inference, so that the shape computations that read them
   /// fold too (`weir run --dim N=1`). A name no dimension uses is ignored.
   std::map<std::string, std::int64_t, std::less<>> dims;
+  /// Shape specialization folds the computations that start from a Shape
+  /// or Size, and only those: a model with no shape arithmetic imports to
+  /// the same program (the same node ids) as before specialization
+  /// existed, so its saved sessions replay. True folds every small constant
+  /// computation as well (an Identity of a bias, arithmetic on Constant
+  /// nodes), as ONNX Runtime's constant folding does.
+  bool foldConstants = false;
 };
 
 struct ImportReport {

@@ -89,6 +89,8 @@ pid_t spawnHelper(const ImportOptions &options, int originalOpset, int input,
     args.emplace_back(passes::kUpgrade);
   if (options.runOnnxChecker)
     args.emplace_back(passes::kCheck);
+  if (options.foldConstants)
+    args.emplace_back(passes::kFoldConstants);
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());

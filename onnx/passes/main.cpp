@@ -61,6 +61,7 @@ struct Options {
   int targetOpset = 0;
   bool upgrade = false;
   bool check = false;
+  bool foldConstants = false;
 };
 
 /// ONNX's converter, checker and shape inference throw on models they cannot
@@ -124,13 +125,13 @@ constexpr int kMaxRounds = 64;
 /// `declared` names the value_info entries the model itself has.
 bool specializeShapes(onnx::ModelProto &model,
                       const std::set<std::string> &declared, bool inferred,
-                      std::string &what, Sender &out) {
+                      bool foldConstants, std::string &what, Sender &out) {
   int nodes = 0, rounds = 0;
   std::set<std::string> ops;
   for (int round = 0; round < kMaxRounds; ++round) {
     out.send(Tag::Pass, "shape specialization");
     weir::onnx_import::FoldedShapes folded =
-        weir::onnx_import::foldShapeComputations(model);
+        weir::onnx_import::foldShapeComputations(model, foldConstants);
     if (folded.nodes == 0)
       break;
     nodes += folded.nodes;
@@ -190,7 +191,8 @@ void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
     declared.insert(v.name());
   out.send(Tag::Pass, "shape inference");
   bool inferred = inferShapes(model, what);
-  if (!specializeShapes(model, declared, inferred, what, out)) {
+  if (!specializeShapes(model, declared, inferred, options.foldConstants,
+                        what, out)) {
     // A declaration that contradicts the operators is refused outright;
     // any other stop leaves the shapes unverified: the program can be
     // looked at and transformed, not run (ir::requireRunnable).
@@ -229,6 +231,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
       options.upgrade = true;
     else if (arg == p::kCheck)
       options.check = true;
+    else if (arg == p::kFoldConstants)
+      options.foldConstants = true;
     else if ((arg == p::kOriginalOpset || arg == p::kTargetOpset) &&
              i + 1 < argc)
       (arg == p::kOriginalOpset ? options.originalOpset

@@ -28,11 +28,15 @@ enum class Tag : char {
 constexpr std::size_t kHeaderBytes = 9; ///< the tag and the length
 
 /// The helper's command line: the model (serialized) on standard input,
-/// then `--original-opset N --target-opset N [--upgrade] [--check]`.
+/// then `--original-opset N --target-opset N [--upgrade] [--check]
+/// [--fold-constants]`.
 constexpr const char *kOriginalOpset = "--original-opset";
 constexpr const char *kTargetOpset = "--target-opset";
 constexpr const char *kUpgrade = "--upgrade";
 constexpr const char *kCheck = "--check";
+/// Shape specialization folds every small constant computation, not only
+/// those that start from a Shape or Size (ImportOptions::foldConstants).
+constexpr const char *kFoldConstants = "--fold-constants";
 
 /// Writes all `n` bytes to `fd` (both ends write through this: the
 /// importer the model, the helper its records). False on an error.

@@ -106,13 +106,18 @@ void subgraphReads(const onnx::NodeProto &n, std::set<std::string> &reads) {
   }
 }
 
+/// The doc string of the initializers shape specialization makes, so that
+/// the next round knows they were computed from shapes.
+constexpr const char *kFoldedDoc = "folded by Weir's shape specialization";
+
 bool defaultDomain(const onnx::NodeProto &n) {
   return n.domain().empty() || n.domain() == "ai.onnx";
 }
 
 } // namespace
 
-FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
+FoldedShapes foldShapeComputations(onnx::ModelProto &model,
+                                   bool everyConstant) {
   onnx::GraphProto &g = *model.mutable_graph();
   std::map<std::string, ShapeValue, std::less<>> known;
   std::map<std::string, Dims, std::less<>> shapes;
@@ -136,6 +141,13 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
   for (const onnx::ValueInfoProto &v : g.output())
     graphOutputs.insert(v.name());
 
+  // Values computed from a shape: Shape and Size outputs, and what folded
+  // nodes make from them (initializers folded in an earlier round count:
+  // their names are among the model's own no longer, see below).
+  std::set<std::string> fromShapes;
+  for (int i = 0; i < g.initializer_size(); ++i)
+    if (g.initializer(i).doc_string() == kFoldedDoc)
+      fromShapes.insert(g.initializer(i).name());
   FoldedShapes result;
   std::vector<bool> folded(std::size_t(g.node_size()), false);
   std::set<std::string> readByFolded;
@@ -169,6 +181,11 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
       if (ready)
         in.shape0 = s->second;
     }
+    bool onShapes = ofShape;
+    for (const std::string &name : n.input())
+      onShapes = onShapes || fromShapes.count(name) > 0 ||
+                 partialShapes.count(name) > 0;
+    ready = ready && (onShapes || everyConstant);
     std::optional<std::vector<ShapeValue>> out =
         ready ? evaluateNode(n, in) : std::nullopt;
     if (!out && n.op_type() == "Gather" && n.input_size() == 2 &&
@@ -184,6 +201,7 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
         out = std::vector<ShapeValue>{std::move(*v)};
     if (!out || out->size() != 1)
       continue;
+    fromShapes.insert(n.output(0));
     shapes[n.output(0)] = (*out)[0].dims;
     known[n.output(0)] = std::move((*out)[0]);
     folded[std::size_t(i)] = true;
@@ -206,8 +224,11 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model) {
   for (int i = 0; i < g.node_size(); ++i) {
     onnx::NodeProto &n = *g.mutable_node(i);
     if (folded[std::size_t(i)]) {
-      if (needed.count(n.output(0)))
-        *g.add_initializer() = tensorOf(known.at(n.output(0)), n.output(0));
+      if (needed.count(n.output(0))) {
+        onnx::TensorProto &t = *g.add_initializer();
+        t = tensorOf(known.at(n.output(0)), n.output(0));
+        t.set_doc_string(kFoldedDoc);
+      }
       continue;
     }
     // A Constant or Shape only folded nodes read goes with them.

@@ -19,14 +19,17 @@ struct FoldedShapes {
   std::vector<std::string> ops;  ///< their operator types, sorted, unique
 };
 
-/// Evaluates every top-level node of `model` whose inputs are constants
-/// (small initializers, Constant nodes, values folded before it) or, for
-/// Shape and Size, whose input's shape is static after shape inference;
+/// Evaluates every top-level node of `model` that computes on shapes — a
+/// Shape or Size whose input's shape is static after shape inference, or a
+/// node with an input such a node (or one folded after it) computed — and
+/// whose other inputs are constants (small initializers, Constant nodes);
+/// with `everyConstant`, also nodes whose inputs are all constants;
 /// replaces each such node by initializers for the outputs other nodes
 /// read, appended after the model's own initializers (whose order is
 /// kept), and drops the Constant nodes only folded nodes read. A node
 /// whose output is a graph output, or that shapeValues cannot evaluate,
 /// stays. Run shape inference again afterwards.
-FoldedShapes foldShapeComputations(onnx::ModelProto &model);
+FoldedShapes foldShapeComputations(onnx::ModelProto &model,
+                                   bool everyConstant = false);
 
 } // namespace weir::onnx_import

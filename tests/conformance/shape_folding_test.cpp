@@ -143,7 +143,11 @@ TEST(ShapeFolding, AgreesWithTheNodeTestsExpectedOutputs) {
     save(m, scratch.file("model.onnx"));
     onnx_import::ImportResult r;
     try {
-      r = onnx_import::importModel(scratch.file("model.onnx"));
+      // Every constant computation, not only those from a Shape: the node
+      // tests give each operator constant inputs of its own.
+      onnx_import::ImportOptions options;
+      options.foldConstants = true;
+      r = onnx_import::importModel(scratch.file("model.onnx"), options);
     } catch (const Error &e) {
       ADD_FAILURE() << name << ": " << e.what();
       continue;
@@ -376,6 +380,33 @@ TEST(ShapeFolding, LeavesTheSymbolicBatchAlone) {
     shapeKept = shapeKept || (n.kind == ir::NodeKind::Library &&
                               n.library().op == "Shape");
   EXPECT_TRUE(shapeKept);
+}
+
+TEST(ShapeFolding, ConstantsWithoutShapesStayUnlessAsked) {
+  // An Identity of a bias and arithmetic on Constant nodes are not shape
+  // computations: the program keeps them (and the node ids of a model that
+  // imported before shape specialization existed), unless foldConstants.
+  Builder b;
+  b.input("x", {"2", "3"});
+  onnx::TensorProto &bias = *b.g.add_initializer();
+  bias.set_name("bias");
+  bias.set_data_type(onnx::TensorProto::FLOAT);
+  bias.add_dims(3);
+  for (float v : {1.0f, 2.0f, 3.0f})
+    bias.add_float_data(v);
+  b.node("Identity", {"bias"}, "bias2");
+  b.node("Add", {"x", "bias2"}, "y");
+  b.output("y");
+  onnx_import::ImportResult plain = importBuilt(b);
+  EXPECT_FALSE(folded(plain));
+  onnx_import::ImportOptions all;
+  all.foldConstants = true;
+  onnx_import::ImportResult everything = importBuilt(b, all);
+  EXPECT_TRUE(folded(everything));
+  ASSERT_NE(everything.program.findContainer("bias2"), nullptr);
+  EXPECT_TRUE(everything.program.container("bias2").isConstant());
+  std::vector<float> y = runOnCounting(everything.program, {2, 3});
+  EXPECT_EQ(y, (std::vector<float>{1, 3, 5, 4, 6, 8}));
 }
 
 TEST(ShapeFolding, DimensionsFixedAtLoadFold) {
