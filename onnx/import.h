@@ -41,6 +41,9 @@ struct ImportOptions {
   /// computation as well (an Identity of a bias, arithmetic on Constant
   /// nodes), as ONNX Runtime's constant folding does.
   bool foldConstants = false;
+  /// False skips shape specialization altogether: what sessions saved
+  /// before it existed replay on (workspace/session.h).
+  bool specializeShapes = true;
 };
 
 struct ImportReport {

@@ -91,6 +91,8 @@ pid_t spawnHelper(const ImportOptions &options, int originalOpset, int input,
     args.emplace_back(passes::kCheck);
   if (options.foldConstants)
     args.emplace_back(passes::kFoldConstants);
+  if (!options.specializeShapes)
+    args.emplace_back(passes::kNoSpecialization);
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());

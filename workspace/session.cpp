@@ -90,20 +90,24 @@ std::string digestOf(const fs::path &model, const std::string &session) {
   }
 }
 
-ir::Program loadModel(const fs::path &path) {
+ir::Program loadModel(const fs::path &path, bool specializeShapes) {
   if (path.extension() == ".json")
     return ir::loadProgram(path);
-  return onnx_import::importModel(path).program;
+  onnx_import::ImportOptions options;
+  options.specializeShapes = specializeShapes;
+  return onnx_import::importModel(path, options).program;
 }
 
 } // namespace
 
-std::unique_ptr<Workspace> openModel(const fs::path &path) {
-  ir::Program p = loadModel(path);
+std::unique_ptr<Workspace> openModel(const fs::path &path,
+                                     bool specializeShapes) {
+  ir::Program p = loadModel(path, specializeShapes);
   // Absolute, so a later save resolves it whatever the working folder is.
   return std::make_unique<Workspace>(
       std::move(p),
-      Source{fs::absolute(path).lexically_normal().string(), sha256File(path)});
+      Source{fs::absolute(path).lexically_normal().string(), sha256File(path),
+             specializeShapes});
 }
 
 void saveSession(const Workspace &ws, const fs::path &path,
@@ -124,6 +128,8 @@ void saveSession(const Workspace &ws, const fs::path &path,
   json doc = {{"format", "weir-session"},
               {"version", 1},
               {"model", {{"path", modelPath}, {"sha256", ws.source().sha256}}},
+              {"import",
+               {{"shape_specialization", ws.source().specializedShapes}}},
               {"recipe", ws.recipe().toJson()},
               {"hash", ir::hashHex(ws.hash())}};
   if (options.snapshot) {
@@ -225,9 +231,17 @@ std::unique_ptr<Workspace> openChecked(const fs::path &path, const Header &h,
   } catch (const std::exception &e) {
     throw Error(where + ": " + e.what());
   }
+  // A session saved before shape specialization existed says nothing of
+  // it, and its recipe was made on a model imported without it.
+  bool specialized = false;
+  if (const auto i = doc.find("import");
+      i != doc.end() && i->is_object() &&
+      i->value("shape_specialization", json()).is_boolean())
+    specialized = (*i)["shape_specialization"].get<bool>();
   auto ws = std::make_unique<Workspace>(
-      loadModel(modelPath),
-      Source{fs::absolute(modelPath).lexically_normal().string(), haveSha});
+      loadModel(modelPath, specialized),
+      Source{fs::absolute(modelPath).lexically_normal().string(), haveSha,
+             specialized});
   try {
     ws->replay(recipe);
   } catch (const Error &e) {

@@ -52,7 +52,9 @@ ir::Program openSessionProgram(const std::filesystem::path &path,
                                bool *fromCache = nullptr);
 
 /// A workspace on a model file (ONNX, or a Weir program `.json`), with the
-/// file's path and digest as its source.
-std::unique_ptr<Workspace> openModel(const std::filesystem::path &path);
+/// file's path and digest as its source. `specializeShapes` false imports
+/// without shape specialization, as Weir did before it existed.
+std::unique_ptr<Workspace> openModel(const std::filesystem::path &path,
+                                     bool specializeShapes = true);
 
 } // namespace weir::workspace

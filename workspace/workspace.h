@@ -46,6 +46,11 @@ namespace weir::workspace {
 struct Source {
   std::string modelPath; ///< "" when built in memory
   std::string sha256;    ///< of the model file; "" when unknown
+  /// Whether the import specialized the model's shape arithmetic
+  /// (onnx_import::ImportOptions::specializeShapes). A session records it,
+  /// so that one saved before specialization existed (which says nothing)
+  /// re-imports the way it was made and its recipe replays.
+  bool specializedShapes = true;
 };
 
 class Workspace;

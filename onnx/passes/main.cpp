@@ -62,6 +62,7 @@ struct Options {
   bool upgrade = false;
   bool check = false;
   bool foldConstants = false;
+  bool specialize = true;
 };
 
 /// ONNX's converter, checker and shape inference throw on models they cannot
@@ -191,8 +192,10 @@ void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
     declared.insert(v.name());
   out.send(Tag::Pass, "shape inference");
   bool inferred = inferShapes(model, what);
-  if (!specializeShapes(model, declared, inferred, options.foldConstants,
-                        what, out)) {
+  if (options.specialize)
+    inferred = specializeShapes(model, declared, inferred,
+                                options.foldConstants, what, out);
+  if (!inferred) {
     // A declaration that contradicts the operators is refused outright;
     // any other stop leaves the shapes unverified: the program can be
     // looked at and transformed, not run (ir::requireRunnable).
@@ -233,6 +236,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
       options.check = true;
     else if (arg == p::kFoldConstants)
       options.foldConstants = true;
+    else if (arg == p::kNoSpecialization)
+      options.specialize = false;
     else if ((arg == p::kOriginalOpset || arg == p::kTargetOpset) &&
              i + 1 < argc)
       (arg == p::kOriginalOpset ? options.originalOpset

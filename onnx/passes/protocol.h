@@ -29,7 +29,7 @@ constexpr std::size_t kHeaderBytes = 9; ///< the tag and the length
 
 /// The helper's command line: the model (serialized) on standard input,
 /// then `--original-opset N --target-opset N [--upgrade] [--check]
-/// [--fold-constants]`.
+/// [--fold-constants] [--no-shape-specialization]`.
 constexpr const char *kOriginalOpset = "--original-opset";
 constexpr const char *kTargetOpset = "--target-opset";
 constexpr const char *kUpgrade = "--upgrade";
@@ -37,6 +37,8 @@ constexpr const char *kCheck = "--check";
 /// Shape specialization folds every small constant computation, not only
 /// those that start from a Shape or Size (ImportOptions::foldConstants).
 constexpr const char *kFoldConstants = "--fold-constants";
+/// No shape specialization (ImportOptions::specializeShapes false).
+constexpr const char *kNoSpecialization = "--no-shape-specialization";
 
 /// Writes all `n` bytes to `fd` (both ends write through this: the
 /// importer the model, the helper its records). False on an error.

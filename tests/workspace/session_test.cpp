@@ -503,6 +503,36 @@ TEST(Session, RoundTripReproducesTheHash) {
   EXPECT_EQ(undone->versions().size(), 3u);
 }
 
+TEST(Session, RecordsShapeSpecializationAndHonoursOldSessions) {
+  // The bundled transformer's head split is shape arithmetic, which the
+  // import specializes; a session says so, and reopens the same way.
+  TempDir dir;
+  auto ws = openModel(bundledModel("transformer.onnx"));
+  EXPECT_TRUE(ws->source().specializedShapes);
+  ws->apply("expand-all");
+  fs::path file = dir / "t.weir";
+  saveSession(*ws, file);
+  json doc = json::parse(readBytes(file));
+  EXPECT_EQ(doc["import"]["shape_specialization"], true);
+  EXPECT_EQ(openSession(file)->hash(), ws->hash());
+
+  // A session saved before specialization existed has no "import": its
+  // recipe was made on the unspecialized import, whose node ids differ,
+  // and it must still replay to its hash.
+  auto old = openModel(bundledModel("transformer.onnx"),
+                       /*specializeShapes=*/false);
+  ASSERT_NE(old->hash(), openModel(bundledModel("transformer.onnx"))->hash());
+  old->apply("expand-all");
+  saveSession(*old, file);
+  doc = json::parse(readBytes(file));
+  EXPECT_EQ(doc["import"]["shape_specialization"], false);
+  doc.erase("import");
+  writeBytes(file, doc.dump(1));
+  auto back = openSession(file);
+  EXPECT_EQ(back->hash(), old->hash());
+  EXPECT_FALSE(back->source().specializedShapes);
+}
+
 TEST(Session, RelativeModelPathMovesWithTheFolder) {
   TempDir root;
   fs::path a = root / "a";
