@@ -113,17 +113,16 @@ void forgetInferred(onnx::ModelProto &model,
                infos->end());
 }
 
-/// Shape specialization (shape_folding.h): folds the shape computations
-/// whose inputs are settled and infers again, until nothing more folds
-/// (each round can settle the shapes the next one reads). Returns whether
-/// the last inference finished.
 /// At most this many rounds of folding and inference: each round settles
 /// the shapes the next one's Shape nodes read, so a network of B blocks,
 /// each with its own shape arithmetic, may take about B rounds (ShuffleNetV2
 /// exported with a dynamic batch takes 29 under --dim N=1).
 constexpr int kMaxRounds = 64;
 
-/// `declared` names the value_info entries the model itself has.
+/// Shape specialization (shape_folding.h): folds the shape computations
+/// whose inputs are settled and infers again, until nothing more folds.
+/// `declared` names the value_info entries the model itself has; returns
+/// whether the last inference finished.
 bool specializeShapes(onnx::ModelProto &model,
                       const std::set<std::string> &declared, bool inferred,
                       bool foldConstants, std::string &what, Sender &out) {

@@ -141,9 +141,9 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model,
   for (const onnx::ValueInfoProto &v : g.output())
     graphOutputs.insert(v.name());
 
-  // Values computed from a shape: Shape and Size outputs, and what folded
-  // nodes make from them (initializers folded in an earlier round count:
-  // their names are among the model's own no longer, see below).
+  // Values computed from a shape: Shape and Size outputs, what folded
+  // nodes make from them, and the initializers an earlier round folded
+  // (they carry kFoldedDoc).
   std::set<std::string> fromShapes;
   for (int i = 0; i < g.initializer_size(); ++i)
     if (g.initializer(i).doc_string() == kFoldedDoc)
