@@ -11,21 +11,6 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-/// The static shape a value's type declares, or nullopt when a dimension
-/// is symbolic or unknown.
-std::optional<Dims> staticShape(const onnx::TypeProto &type) {
-  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
-    return std::nullopt;
-  Dims dims;
-  for (const onnx::TensorShapeProto::Dimension &d :
-       type.tensor_type().shape().dim()) {
-    if (!d.has_dim_value() || d.dim_value() < 0)
-      return std::nullopt;
-    dims.push_back(d.dim_value());
-  }
-  return dims;
-}
-
 /// A value's dimensions where its type gives a rank: each known or not.
 using PartialDims = std::vector<std::optional<std::int64_t>>;
 std::optional<PartialDims> partialShape(const onnx::TypeProto &type) {
@@ -37,6 +22,17 @@ std::optional<PartialDims> partialShape(const onnx::TypeProto &type) {
     dims.push_back(d.has_dim_value() && d.dim_value() >= 0
                        ? std::optional<std::int64_t>(d.dim_value())
                        : std::nullopt);
+  return dims;
+}
+
+/// The dimensions when every one is known.
+std::optional<Dims> staticShape(const PartialDims &partial) {
+  Dims dims;
+  for (const std::optional<std::int64_t> &d : partial) {
+    if (!d)
+      return std::nullopt;
+    dims.push_back(*d);
+  }
   return dims;
 }
 
@@ -129,9 +125,12 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model,
   std::map<std::string, PartialDims, std::less<>> partials;
   for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
     for (const onnx::ValueInfoProto &v : *list) {
-      if (std::optional<Dims> dims = staticShape(v.type()))
+      std::optional<PartialDims> p = partialShape(v.type());
+      if (!p)
+        continue;
+      if (std::optional<Dims> dims = staticShape(*p))
         shapes.emplace(v.name(), std::move(*dims));
-      else if (std::optional<PartialDims> p = partialShape(v.type()))
+      else
         partials.emplace(v.name(), std::move(*p));
     }
   // Shape outputs whose input has a rank but not every dimension: what a

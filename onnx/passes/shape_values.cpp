@@ -1,5 +1,8 @@
 #include "onnx/passes/shape_values.h"
 
+#include "ir/error.h"
+#include "onnx/tensor_data.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -536,69 +539,40 @@ std::optional<ShapeValue> shapeValueOf(const TensorProto &t) {
   if (!foldableType(t.data_type()) ||
       t.data_location() == TensorProto::EXTERNAL)
     return std::nullopt;
+  // Sized before anything is decoded: a large tensor is not read at all.
   std::optional<ShapeValue> v =
       blank(t.data_type(), Dims(t.dims().begin(), t.dims().end()));
   if (!v)
     return std::nullopt;
-  auto n = std::size_t(v->size());
-  const std::string &raw = t.raw_data();
-  if (t.has_raw_data()) {
-    std::size_t width = t.data_type() == TensorProto::BOOL    ? 1
-                        : t.data_type() == TensorProto::FLOAT ||
-                                t.data_type() == TensorProto::INT32
-                            ? 4
-                            : 8;
-    if (raw.size() != n * width)
-      return std::nullopt;
-    for (std::size_t i = 0; i < n; ++i) {
-      const char *p = raw.data() + i * width;
-      switch (t.data_type()) {
-      case TensorProto::FLOAT: {
-        float f;
-        std::memcpy(&f, p, 4);
-        v->reals[i] = f;
-        break;
-      }
-      case TensorProto::DOUBLE:
-        std::memcpy(&v->reals[i], p, 8);
-        break;
-      case TensorProto::INT32: {
-        std::int32_t x;
-        std::memcpy(&x, p, 4);
-        v->ints[i] = x;
-        break;
-      }
-      case TensorProto::INT64:
-        std::memcpy(&v->ints[i], p, 8);
-        break;
-      default:
-        v->ints[i] = *p != 0;
-      }
-    }
-    return v;
+  ir::TensorValue data;
+  try {
+    data = tensorValue(t, "tensor '" + t.name() + "'");
+  } catch (const Error &) {
+    return std::nullopt; // malformed: left to the importer to report
   }
-  switch (t.data_type()) {
-  case TensorProto::FLOAT:
-    if (std::size_t(t.float_data_size()) != n)
-      return std::nullopt;
-    std::copy(t.float_data().begin(), t.float_data().end(), v->reals.begin());
-    break;
-  case TensorProto::DOUBLE:
-    if (std::size_t(t.double_data_size()) != n)
-      return std::nullopt;
-    std::copy(t.double_data().begin(), t.double_data().end(),
-              v->reals.begin());
-    break;
-  case TensorProto::INT64:
-    if (std::size_t(t.int64_data_size()) != n)
-      return std::nullopt;
-    std::copy(t.int64_data().begin(), t.int64_data().end(), v->ints.begin());
-    break;
-  default: // INT32 and BOOL
-    if (std::size_t(t.int32_data_size()) != n)
-      return std::nullopt;
-    for (std::size_t i = 0; i < n; ++i)
-      v->ints[i] = storedInt(t.data_type(), t.int32_data(int(i)));
+  // Densely packed little-endian in Weir's dtype of the same width.
+  const std::byte *bytes = data.data->data();
+  auto load = [&](auto zero, std::size_t i) {
+    std::memcpy(&zero, bytes + sizeof zero * i, sizeof zero);
+    return zero;
+  };
+  for (std::size_t i = 0; i < std::size_t(v->size()); ++i) {
+    switch (t.data_type()) {
+    case TensorProto::FLOAT:
+      v->reals[i] = load(0.0f, i);
+      break;
+    case TensorProto::DOUBLE:
+      v->reals[i] = load(0.0, i);
+      break;
+    case TensorProto::INT32:
+      v->ints[i] = load(std::int32_t(0), i);
+      break;
+    case TensorProto::INT64:
+      v->ints[i] = load(std::int64_t(0), i);
+      break;
+    default: // BOOL, one byte each
+      v->ints[i] = bytes[i] != std::byte{0};
+    }
   }
   return v;
 }

@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "onnx/import.h"
 #include "transforms/operators/expansion.h"
+#include "workspace/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -24,10 +25,10 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 using namespace weir;
 using namespace weir::testing_support;
+using weir::workspace_testing::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -41,20 +42,6 @@ const std::set<std::string> kFoldedOps{
     "LessOrEqual", "GreaterOrEqual", "And",   "Or",      "Xor",
     "Where",   "Gather",    "Concat",         "Unsqueeze", "Squeeze",
     "Slice",   "Reshape",   "Expand",         "Range",   "ConstantOfShape"};
-
-class ScratchDir {
-public:
-  ScratchDir()
-      : path_(fs::temp_directory_path() /
-              ("weir-shape-folding-" + std::to_string(::getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  fs::path file(const std::string &name) const { return path_ / name; }
-
-private:
-  fs::path path_;
-};
 
 void save(const onnx::ModelProto &m, const fs::path &path) {
   std::ofstream out(path, std::ios::binary);
@@ -100,7 +87,7 @@ std::string compareConstant(const ir::Program &program, const std::string &name,
 
 TEST(ShapeFolding, AgreesWithTheNodeTestsExpectedOutputs) {
   ASSERT_TRUE(fs::exists(kNodeTests)) << kNodeTests << " is missing";
-  ScratchDir scratch;
+  TempDir scratch("weir-shape-folding");
   std::map<std::string, int> foldedByOp;
   int candidates = 0;
   for (const auto &entry : fs::directory_iterator(kNodeTests)) {
@@ -142,14 +129,14 @@ TEST(ShapeFolding, AgreesWithTheNodeTestsExpectedOutputs) {
       out.set_name(out.name() + "__out");
     }
     ++candidates;
-    save(m, scratch.file("model.onnx"));
+    save(m, scratch / "model.onnx");
     onnx_import::ImportResult r;
     try {
       // Every constant computation, not only those from a Shape: the node
       // tests give each operator constant inputs of its own.
       onnx_import::ImportOptions options;
       options.foldConstants = true;
-      r = onnx_import::importModel(scratch.file("model.onnx"), options);
+      r = onnx_import::importModel(scratch / "model.onnx", options);
     } catch (const Error &e) {
       ADD_FAILURE() << name << ": " << e.what();
       continue;
@@ -296,9 +283,9 @@ Builder headSplit() {
 
 onnx_import::ImportResult
 importBuilt(const Builder &b, const onnx_import::ImportOptions &options = {}) {
-  ScratchDir scratch;
-  save(b.model, scratch.file("m.onnx"));
-  return onnx_import::importModel(scratch.file("m.onnx"), options);
+  TempDir scratch("weir-shape-folding");
+  save(b.model, scratch / "m.onnx");
+  return onnx_import::importModel(scratch / "m.onnx", options);
 }
 
 /// The program's output on x = 0, 1, 2, ... after expand-all.
