@@ -184,9 +184,16 @@ FoldedShapes foldShapeComputations(onnx::ModelProto &model,
     for (const std::string &name : n.input())
       onShapes = onShapes || fromShapes.count(name) > 0 ||
                  partialShapes.count(name) > 0;
-    ready = ready && (onShapes || everyConstant);
     std::optional<std::vector<ShapeValue>> out =
         ready ? evaluateNode(n, in) : std::nullopt;
+    // Integer and boolean values computed from constants alone are shape
+    // and index arithmetic too (an expand's target written as
+    // Where(Equal(c, ConstantOfShape(k) * -1), ...)); real ones fold only
+    // from shapes, or when every constant is asked for.
+    if (out && !onShapes && !everyConstant &&
+        !std::all_of(out->begin(), out->end(),
+                     [](const ShapeValue &v) { return !v.isReal(); }))
+      out.reset();
     if (!out && n.op_type() == "Gather" && n.input_size() == 2 &&
         partialShapes.count(n.input(0)) && known.count(n.input(1)))
       if (std::optional<ShapeValue> v = gatherFromPartial(

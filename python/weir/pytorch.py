@@ -12,7 +12,9 @@ PyTorch is imported when these are called, not when `weir` is: the rest of
 Weir does not need it. The export is torch.onnx's, at opset 13, under
 torch.no_grad() (as for inference: exporters then write shape arithmetic
 that Weir specializes at load) and in eval mode, which torch.onnx sets for
-the export and restores after.
+the export and restores after. Where PyTorch then takes a fused fast path
+torch.onnx cannot export (a batch-first attention), it exports again with
+grad enabled.
 """
 
 import io
@@ -82,16 +84,33 @@ def _failing_submodule(module, inputs, error_type):
     return None
 
 
-def _export(module, inputs, path, dynamic_axes, names):
+# PyTorch's inference fast paths, which it takes in eval mode under no_grad,
+# are fused operators torch.onnx cannot export (torch 1.13: a ViT's
+# batch-first attention). With grad enabled PyTorch takes the composite path,
+# which exports, so an export that meets one is made again that way.
+_FAST_PATH_OPERATORS = ("_native_multi_head_attention",
+                        "_transformer_encoder_layer_fwd")
+
+
+def _export_once(module, inputs, path, dynamic_axes, names, grad):
     torch = _torch()
     input_names, output_names = names
+    with torch.set_grad_enabled(grad):
+        torch.onnx.export(module, inputs, path, opset_version=OPSET,
+                          do_constant_folding=True,
+                          input_names=input_names,
+                          output_names=output_names,
+                          dynamic_axes=dynamic_axes)
+
+
+def _export(module, inputs, path, dynamic_axes, names):
     try:
-        with torch.no_grad():
-            torch.onnx.export(module, inputs, path, opset_version=OPSET,
-                              do_constant_folding=True,
-                              input_names=input_names,
-                              output_names=output_names,
-                              dynamic_axes=dynamic_axes)
+        try:
+            _export_once(module, inputs, path, dynamic_axes, names, grad=False)
+        except Exception as e:
+            if not any(op in str(e) for op in _FAST_PATH_OPERATORS):
+                raise
+            _export_once(module, inputs, path, dynamic_axes, names, grad=True)
     except Exception as e:
         where = (_failing_submodule(module, inputs, type(e)) or
                  f"{type(module).__name__}'")

@@ -65,6 +65,8 @@ MODELS = {m.name: m for m in [
     exported("densenet121"), exported("efficientnet_b0"), exported("regnet_y_400mf"),
     exported("squeezenet1_0"), exported("alexnet"), exported("googlenet"),
     exported("shufflenet_v2"), exported("transformer_encoder"),
+    exported("mobilenet_v3_small"), exported("convnext_tiny"), exported("vit_b_16"),
+    exported("gpt2_block"),
 ]}
 QUICK_MODELS = ["cnn", "mlp", "transformer"]
 

@@ -24,6 +24,10 @@ import numpy as np
 import torch
 import torchvision
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "models", "zoo"))
+import zoo_models  # noqa: E402  (the suite's zoo: its GPT-2 block)
+
 OPSET = 13
 SEED = 0
 
@@ -71,6 +75,23 @@ def transformer_encoder():
     return torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024)
 
 
+class Gpt2Block(zoo_models.CausalDecoderBlock):
+    """The zoo's GPT-2 block at GPT-2 small's width (768, 12 heads) over a
+    128-token sequence; defined here so that torch.save records
+    export_models.Gpt2Block, which torch_bench.py can import."""
+
+    def __init__(self):
+        super().__init__(d=768, heads=12, max_seq=128)
+
+
+def vit_b_16():
+    """ViT-B/16 with its classifier drawn at random: torchvision starts it
+    at zero (for fine-tuning), which would make every output 0."""
+    vit = torchvision.models.vit_b_16(weights=None)
+    torch.nn.init.normal_(vit.heads.head.weight, std=0.02)
+    return vit
+
+
 # name -> (constructor, input shape)
 MODELS = {
     "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
@@ -89,6 +110,12 @@ MODELS = {
     # an encoder layer exported under no_grad (sequence 64, batch 1).
     "shufflenet_v2": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), (1, 3, 224, 224)),
     "transformer_encoder": (transformer_encoder, (64, 1, 256)),
+    # The rest of the suite's zoo families (tests/models/zoo), at the sizes
+    # they are published in.
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), (1, 3, 224, 224)),
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(weights=None), (1, 3, 224, 224)),
+    "vit_b_16": (vit_b_16, (1, 3, 224, 224)),
+    "gpt2_block": (Gpt2Block, (1, 128, 768)),
 }
 
 # Exported under torch.no_grad(), as for inference; the others with grad
