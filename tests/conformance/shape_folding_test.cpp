@@ -398,6 +398,43 @@ TEST(ShapeFolding, ConstantsWithoutShapesStayUnlessAsked) {
   EXPECT_EQ(y, (std::vector<float>{1, 3, 5, 4, 6, 8}));
 }
 
+TEST(ShapeFolding, IndexArithmeticOnConstantsFolds) {
+  // A ViT's class token, `token.expand(n, -1, -1)` with n known, as
+  // torch.onnx writes it: the Expand's target is integer arithmetic on
+  // constants alone (ConstantOfShape, Mul, Equal, Where), with no Shape in
+  // sight. It folds, so the Concat after it has a settled size.
+  Builder b;
+  b.input("x", {"1", "4", "2"});
+  onnx::TensorProto &token = *b.g.add_initializer();
+  token.set_name("token");
+  token.set_data_type(onnx::TensorProto::FLOAT);
+  for (int d : {1, 1, 2})
+    token.add_dims(d);
+  for (float v : {-1.0f, -2.0f})
+    token.add_float_data(v);
+  b.ints("target", {1, -1, -1});
+  b.ints("three", {3});
+  onnx::AttributeProto &one =
+      *b.node("ConstantOfShape", {"three"}, "ones").add_attribute();
+  one.set_name("value");
+  one.set_type(onnx::AttributeProto::TENSOR);
+  one.mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  one.mutable_t()->add_dims(1);
+  one.mutable_t()->add_int64_data(1);
+  b.ints("minus", {-1}, true);
+  b.node("Mul", {"ones", "minus"}, "minuses");
+  b.node("Equal", {"target", "minuses"}, "keep");
+  b.node("Where", {"keep", "ones", "target"}, "shape");
+  b.node("Expand", {"token", "shape"}, "tokens");
+  b.intAttribute(b.node("Concat", {"tokens", "x"}, "y"), "axis", 1);
+  b.output("y");
+  onnx_import::ImportResult r = importBuilt(b);
+  EXPECT_TRUE(folded(r));
+  EXPECT_EQ(r.report.unverifiedShapes, "");
+  std::vector<float> y = runOnCounting(r.program, {1, 4, 2});
+  EXPECT_EQ(y, (std::vector<float>{-1, -2, 0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
 TEST(ShapeFolding, DimensionsFixedAtLoadFold) {
   // `weir run --dim N=1`: the symbolic batch is fixed before inference, so
   // the same channel split settles and runs.

@@ -1,6 +1,8 @@
 """PyTorch in directly: weir.from_torch and weir.compile_module on modules
 built here with seeded weights, compared with PyTorch's own forward."""
 
+import io
+
 import numpy as np
 import pytest
 import torch
@@ -76,6 +78,32 @@ def test_transformer_encoder_layer_under_no_grad():
     with torch.no_grad():
         np.testing.assert_allclose(fast(x).numpy(), layer(x).numpy(),
                                    rtol=1e-3, atol=1e-4)
+
+
+class BatchFirstAttention(torch.nn.Module):
+    """Self-attention with batch-first inputs, as a ViT writes it: in eval
+    mode under no_grad PyTorch 1.13 runs it as one fused operator that
+    torch.onnx cannot export."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+
+def test_fused_attention_fast_path_exports_with_grad():
+    torch.manual_seed(0)
+    net = BatchFirstAttention().eval()
+    x = torch.randn(1, 5, 16, generator=torch.Generator().manual_seed(4))
+    with pytest.raises(Exception, match="_native_multi_head_attention"):
+        with torch.no_grad():
+            torch.onnx.export(net, (x,), io.BytesIO(), opset_version=13)
+    fast = weir.compile_module(net, x, threads=1)
+    with torch.no_grad():
+        np.testing.assert_allclose(fast(x).numpy(), net(x).numpy(),
+                                   rtol=1e-4, atol=1e-5)
 
 
 class Unexportable(torch.nn.Module):
