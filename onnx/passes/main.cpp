@@ -8,6 +8,7 @@
 /// Reads the serialized model on standard input and writes the records of
 /// protocol.h on standard output.
 
+#include "onnx/passes/legacy_prelu.h"
 #include "onnx/passes/protocol.h"
 #include "onnx/passes/shape_consistency.h"
 #include "onnx/passes/shape_folding.h"
@@ -160,6 +161,11 @@ void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
   if (options.upgrade && options.originalOpset > 0 &&
       options.originalOpset < options.targetOpset) {
     out.send(Tag::Pass, "version converter");
+    if (options.originalOpset < 7)
+      if (int n = weir::onnx_import::adaptLegacyPReluSlopes(model))
+        out.send(Tag::Note, "gave " + std::to_string(n) +
+                                " PRelu slope(s) their per-channel shape "
+                                "(opset < 7)");
     onnx::ModelProto converted;
     if (tryOnnx(
             [&] {

@@ -106,6 +106,37 @@ def test_fused_attention_fast_path_exports_with_grad():
                                    rtol=1e-4, atol=1e-5)
 
 
+class Upsampling(torch.nn.Module):
+    """A decoder's upsampling as exporters write it: nearest by 2, bilinear
+    (align_corners off and on) and bicubic to a fixed size, so Resize with
+    constant scales and sizes and four coordinate transformations."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        f = torch.nn.functional.interpolate
+        a = f(x, scale_factor=2, mode="nearest")
+        b = f(x, scale_factor=2, mode="bilinear", align_corners=False)
+        c = f(x, size=(12, 12), mode="bilinear", align_corners=True)
+        d = f(x, size=(9, 7), mode="bicubic", align_corners=False)
+        return a.sum(dim=(2, 3)) + b.mean(dim=(2, 3)) + c[:, :, ::3, ::3].flatten(2).mean(2) + d.flatten(2)[:, :, :5].sum(2)
+
+
+def test_upsampling_matches_pytorch():
+    torch.manual_seed(0)
+    net = Upsampling().eval()
+    x = torch.randn(1, 3, 6, 5, generator=torch.Generator().manual_seed(5))
+    for recipe in (None, "auto"):
+        fast = weir.compile_module(net, x, recipe=recipe, threads=1)
+        with torch.no_grad():
+            np.testing.assert_allclose(fast(x).numpy(), net(x).numpy(),
+                                       rtol=1e-4, atol=1e-5,
+                                       err_msg=f"recipe {recipe}")
+
+
 class Unexportable(torch.nn.Module):
     def __init__(self):
         super().__init__()

@@ -62,6 +62,27 @@ std::string bitShiftCode(ExpansionContext &ctx, ir::DType t) {
          std::string(ir::dtypeName(t)) + "(pow(f64(2), f64(b))))";
 }
 
+/// PRelu: y = x < 0 ? slope * x : x. Before opset 7 a [C] slope was per
+/// channel (axis 1), as PyTorch's early exporter wrote it; from opset 7 on
+/// the slope broadcasts from the right, as numpy's do.
+void expandPRelu(ExpansionContext &ctx) {
+  const ir::Container &x = ctx.requireInput("X");
+  const ir::Container &slope = ctx.requireInput("slope");
+  const ir::Container &y = ctx.requireOutput("Y");
+  const std::string code = "c = select(a < 0, b * a, a)";
+  int opset = ctx.library().opsetVersion;
+  if (opset != 0 && opset < 7 && x.shape.size() > 2 &&
+      slope.shape.size() == 1 && slope.shape[0] == x.shape[1]) {
+    auto params = ExpansionContext::params(y.shape.size());
+    auto idx = ExpansionContext::indices(params);
+    ctx.addMap("map", params, ExpansionContext::fullRanges(y.shape),
+               {{"a", x.name, idx}, {"b", slope.name, {idx[1]}}}, code,
+               {{"c", y.name, idx}});
+    return;
+  }
+  addMap(ctx, {{"a", &x}, {"b", &slope}}, code, {{"c", &y}});
+}
+
 /// Clip with optional scalar bounds, constants or tensors alike.
 void expandClip(ExpansionContext &ctx) {
   const ir::Container &x = ctx.requireInput("input");
@@ -103,10 +124,11 @@ const ExpansionRegistrar kBitShift{{"BitShift", "pure",
                                     "c = a << b or a >> b on unsigned integers",
                                     binary(bitShiftCode)},
                                    true};
-const ExpansionRegistrar kPRelu{{"PRelu", "pure",
-                                 "c = a < 0 ? slope * a : a, slope broadcast",
-                                 fixed("c = select(a < 0, b * a, a)")},
-                                true};
+const ExpansionRegistrar kPRelu{
+    {"PRelu", "pure",
+     "c = a < 0 ? slope * a : a, slope broadcast (per channel before opset 7)",
+     expandPRelu},
+    true};
 const ExpansionRegistrar kEqual{
     {"Equal", "pure", "c = a == b, broadcasting", fixed("c = a == b")}, true};
 const ExpansionRegistrar kLess{

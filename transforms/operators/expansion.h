@@ -91,6 +91,11 @@ public:
   /// tensor, or Shape's result), named after the node.
   std::string addConstant(const std::string &suffix,
                           const ir::TensorValue &value);
+  /// A fresh constant [n] container 0, 1, ..., n-1 of integer `dtype` (I32
+  /// or I64): how positions reach tasklets, which cannot read map
+  /// parameters.
+  std::string addIota(const std::string &suffix, ir::DType dtype,
+                      std::int64_t n);
 
   /// Map params `i0, i1, ...` and full ranges over `shape`; the index list
   /// of those params. The helpers most elementwise expansions start from.

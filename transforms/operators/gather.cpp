@@ -1,10 +1,10 @@
 /// \file
 /// Pure expansions of operators whose values depend on an element's position
-/// or on data used as an index: Gather, GatherElements, Slice, Trilu, EyeLike,
-/// Range, and the shape operators whose results are known at expansion time
-/// (Shape, Size, ConstantOfShape). A tasklet cannot see map parameters, so
-/// positions reach tasklets through small constant "iota" containers read at
-/// the parameter.
+/// or on data used as an index: Gather, GatherElements, GatherND, Slice,
+/// Trilu, EyeLike, Range, and the shape operators whose results are known
+/// at expansion time (Shape, Size, ConstantOfShape). A tasklet cannot see
+/// map parameters, so positions reach tasklets through small constant
+/// "iota" containers read at the parameter.
 
 #include "transforms/operators/expansion.h"
 
@@ -45,15 +45,6 @@ ir::TensorValue tensorOf(ExpansionContext &ctx, ir::DType dtype,
     }
   }
   return {dtype, std::move(shape), std::move(bytes)};
-}
-
-/// A constant [n] container 0, 1, ..., n-1 of `dtype`.
-std::string iota(ExpansionContext &ctx, const std::string &suffix,
-                 ir::DType dtype, std::int64_t n) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i)
-    v[i] = static_cast<double>(i);
-  return ctx.addConstant(suffix, tensorOf(ctx, dtype, {n}, v));
 }
 
 std::string literal(ir::DType dtype, const std::string &value) {
@@ -181,11 +172,11 @@ void expandDataSlice(ExpansionContext &ctx, std::int64_t count,
     ranges.emplace_back(Expr(0), Expr(dim));
     xIdx[a] = Expr::symbol(kp);
     inputs.push_back({"p" + n,
-                      iota(ctx, "positions" + n, starts.dtype, dim),
+                      ctx.addIota("positions" + n, starts.dtype, dim),
                       {Expr::symbol(kp)}});
     inputs.push_back(
         {"q" + n,
-         iota(ctx, "outputs" + n, starts.dtype, ctx.constantDim(y.shape[a])),
+         ctx.addIota("outputs" + n, starts.dtype, ctx.constantDim(y.shape[a])),
          {idx[a]}});
     std::string st = "t" + n, sp = "v" + n;
     code += st + " = " + slots[j].start + "\n";
@@ -288,7 +279,7 @@ void expandGather(ExpansionContext &ctx) {
       literal(data.dtype, ir::isFloat(data.dtype) ? "-0.0" : "0");
   ctx.addMap("fill", params, ExpansionContext::fullRanges(y.shape), {},
              "y = " + zero, {{"y", y.name, idx}});
-  std::string positions = iota(ctx, "positions", ind.dtype, n);
+  std::string positions = ctx.addIota("positions", ind.dtype, n);
   auto allParams = params;
   allParams.push_back("k");
   auto ranges = ExpansionContext::fullRanges(y.shape);
@@ -332,10 +323,68 @@ void expandGatherElements(ExpansionContext &ctx) {
   dataIdx[axis] = k;
   ctx.addMap("select", allParams, ranges,
              {{"i", ind.name, idx},
-              {"p", iota(ctx, "positions", ind.dtype, n), {k}},
+              {"p", ctx.addIota("positions", ind.dtype, n), {k}},
               {"d", data.name, dataIdx}},
              "y = select(i == p || i == p - " + std::to_string(n) + ", d, " +
                  zero + ")",
+             {{"y", y.name, idx, ir::Wcr::Sum}});
+}
+
+/// GatherND: out[u, rest] = data[b, indices[u], rest], where u runs over
+/// indices' leading dimensions, b is u's first batch_dims positions, and
+/// indices[u] (its last dimension, `depth` values) names a position of the
+/// next `depth` data axes. The same one-hot contraction as Gather, over
+/// every indexed axis at once.
+void expandGatherND(ExpansionContext &ctx) {
+  const ir::Container &data = ctx.requireInput("data");
+  const ir::Container &ind = ctx.requireInput("indices");
+  const ir::Container &y = ctx.requireOutput("output");
+  if (data.dtype == ir::DType::Bool)
+    ctx.fail("bool data cannot be summed");
+  std::size_t rank = data.shape.size();
+  if (ind.shape.empty())
+    ctx.fail("indices must have rank 1 or more");
+  std::size_t lead = ind.shape.size() - 1;
+  auto batch = static_cast<std::size_t>(ctx.intAttr("batch_dims", 0));
+  auto depth = static_cast<std::size_t>(ctx.constantDim(ind.shape[lead]));
+  if (batch > lead || batch + depth > rank || depth == 0)
+    ctx.fail("batch_dims " + std::to_string(batch) + " and index depth " +
+             std::to_string(depth) + " do not fit data of rank " +
+             std::to_string(rank) + " and indices of rank " +
+             std::to_string(lead + 1));
+  if (y.shape.size() != lead + rank - batch - depth)
+    ctx.fail("the output's rank does not match data and indices");
+  auto params = ExpansionContext::params(y.shape.size());
+  auto idx = ExpansionContext::indices(params);
+  std::string zero =
+      literal(data.dtype, ir::isFloat(data.dtype) ? "-0.0" : "0");
+  ctx.addMap("fill", params, ExpansionContext::fullRanges(y.shape), {},
+             "y = " + zero, {{"y", y.name, idx}});
+  std::vector<Expr> u(idx.begin(), idx.begin() + lead);
+  std::vector<Expr> dataIdx(u.begin(), u.begin() + batch);
+  auto allParams = params;
+  auto ranges = ExpansionContext::fullRanges(y.shape);
+  std::vector<ir::MappedInput> inputs;
+  std::string hit;
+  for (std::size_t t = 0; t < depth; ++t) {
+    std::string s = std::to_string(t);
+    std::int64_t n = ctx.constantDim(data.shape[batch + t]);
+    Expr k = Expr::symbol("k" + s);
+    allParams.push_back("k" + s);
+    ranges.emplace_back(Expr(0), Expr(n));
+    dataIdx.push_back(k);
+    std::vector<Expr> at = u;
+    at.push_back(Expr(static_cast<std::int64_t>(t)));
+    inputs.push_back({"i" + s, ind.name, at});
+    inputs.push_back(
+        {"p" + s, ctx.addIota("positions" + s, ind.dtype, n), {k}});
+    hit += std::string(t ? " && " : "") + "(i" + s + " == p" + s + " || i" +
+           s + " == p" + s + " - " + std::to_string(n) + ")";
+  }
+  dataIdx.insert(dataIdx.end(), idx.begin() + lead, idx.end());
+  inputs.push_back({"d", data.name, dataIdx});
+  ctx.addMap("select", allParams, ranges, inputs,
+             "y = select(" + hit + ", d, " + zero + ")",
              {{"y", y.name, idx, ir::Wcr::Sum}});
 }
 
@@ -348,9 +397,9 @@ void expandTrilu(ExpansionContext &ctx) {
   if (rank < 2)
     ctx.fail("the input has rank below 2");
   std::string rows =
-      iota(ctx, "rows", ir::DType::I64, ctx.constantDim(x.shape[rank - 2]));
+      ctx.addIota("rows", ir::DType::I64, ctx.constantDim(x.shape[rank - 2]));
   std::string cols =
-      iota(ctx, "cols", ir::DType::I64, ctx.constantDim(x.shape[rank - 1]));
+      ctx.addIota("cols", ir::DType::I64, ctx.constantDim(x.shape[rank - 1]));
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);
   std::vector<ir::MappedInput> inputs{{"x", x.name, idx},
@@ -376,9 +425,9 @@ void expandEyeLike(ExpansionContext &ctx) {
   if (x.shape.size() != 2)
     ctx.fail("the input is not 2-D");
   std::string rows =
-      iota(ctx, "rows", ir::DType::I64, ctx.constantDim(y.shape[0]));
+      ctx.addIota("rows", ir::DType::I64, ctx.constantDim(y.shape[0]));
   std::string cols =
-      iota(ctx, "cols", ir::DType::I64, ctx.constantDim(y.shape[1]));
+      ctx.addIota("cols", ir::DType::I64, ctx.constantDim(y.shape[1]));
   auto params = ExpansionContext::params(2);
   auto idx = ExpansionContext::indices(params);
   std::string k = std::to_string(ctx.intAttr("k", 0));
@@ -398,8 +447,13 @@ void expandRange(ExpansionContext &ctx) {
   if (y.shape.size() != 1)
     ctx.fail("the output has rank " + std::to_string(y.shape.size()) +
              "; a range is one-dimensional");
+  // Positions 0, 1, ... in the output's dtype (a float range's too).
+  std::int64_t n = ctx.constantDim(y.shape[0]);
+  std::vector<double> values(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    values[static_cast<std::size_t>(i)] = static_cast<double>(i);
   std::string positions =
-      iota(ctx, "positions", y.dtype, ctx.constantDim(y.shape[0]));
+      ctx.addConstant("positions", tensorOf(ctx, y.dtype, {n}, values));
   ctx.addMap("range", {"i"}, ExpansionContext::fullRanges(y.shape),
              {{"s", start.name, {}},
               {"p", positions, {Expr::symbol("i")}},
@@ -468,6 +522,10 @@ const ExpansionRegistrar kSlice{
      "strided copy for constant starts and steps, else a one-hot "
      "contraction over the sliced axes",
      expandSlice},
+    true};
+const ExpansionRegistrar kGatherND{
+    {"GatherND", "pure", "one-hot contraction over every indexed axis",
+     expandGatherND},
     true};
 const ExpansionRegistrar kGatherElements{{"GatherElements", "pure",
                                           "one-hot contraction over the axis",

@@ -258,6 +258,54 @@ void lpNormalization(ExpansionContext &ctx) {
              p == 1 ? "y = x / s" : "y = x / sqrt(s)", {{"y", y.name, idx}});
 }
 
+/// LRN: y = x / (bias + alpha / size * s)^beta, where s sums the squares
+/// of x over a window of `size` channels around each one. The squares go
+/// into a zero-padded transient (floor((size - 1) / 2) channels before,
+/// the rest after), so the window's Sum-resolved map never reads outside
+/// a container.
+void localResponseNormalization(ExpansionContext &ctx) {
+  const ir::Container &x = ctx.requireInput("X");
+  const ir::Container &y = ctx.requireOutput("Y");
+  if (!ir::isFloat(x.dtype))
+    ctx.fail("LRN of " + dtypeText(x.dtype) + " is not supported");
+  if (x.shape.size() < 3)
+    ctx.fail("the input must be [N, C, d1, ...]");
+  std::int64_t size = ctx.intAttr("size", 0);
+  if (size < 1)
+    ctx.fail("size must be 1 or more");
+  double alpha = ctx.floatAttr("alpha", 1e-4), beta = ctx.floatAttr("beta", 0.75);
+  double bias = ctx.floatAttr("bias", 1.0);
+  std::int64_t before = (size - 1) / 2;
+  auto params = ExpansionContext::params(x.shape.size());
+  auto idx = ExpansionContext::indices(params);
+  auto full = ExpansionContext::fullRanges(x.shape);
+  std::vector<ir::Expr> padded = x.shape;
+  padded[1] = x.shape[1] + ir::Expr(size - 1);
+  std::string squares = ctx.addTransient("squares", x.dtype, padded);
+  std::string zero = dtypeText(x.dtype) + "(0)";
+  ctx.addMap("pad", params, ExpansionContext::fullRanges(padded), {},
+             "v = " + zero, {{"v", squares, idx}});
+  std::vector<ir::Expr> shifted = idx;
+  shifted[1] = idx[1] + ir::Expr(before);
+  ctx.addMap("square", params, full, {{"x", x.name, idx}}, "v = x * x",
+             {{"v", squares, shifted}});
+  std::string sum = ctx.addTransient("sum", x.dtype, x.shape);
+  ctx.addMap("init", params, full, {}, "v = " + zero, {{"v", sum, idx}});
+  auto window = params;
+  window.push_back("k");
+  auto ranges = full;
+  ranges.emplace_back(ir::Expr(0), ir::Expr(size));
+  std::vector<ir::Expr> tap = idx;
+  tap[1] = idx[1] + ir::Expr::symbol("k");
+  ctx.addMap("window", window, ranges, {{"q", squares, tap}}, "v = q",
+             {{"v", sum, idx, ir::Wcr::Sum}});
+  ctx.addMap("normalize", params, full, {{"x", x.name, idx}, {"s", sum, idx}},
+             "y = x / pow(" + ExpansionContext::floatLiteral(bias) + " + " +
+                 ExpansionContext::floatLiteral(alpha / double(size)) +
+                 " * s, " + ExpansionContext::floatLiteral(beta) + ")",
+             {{"y", y.name, idx}});
+}
+
 const ExpansionRegistrar kBatchNormalization{
     {"BatchNormalization", "pure",
      "inference: (x - mean) / sqrt(var + eps) * scale + B, one map",
@@ -278,6 +326,11 @@ const ExpansionRegistrar kMeanVarianceNormalization{
     {"MeanVarianceNormalization", "pure",
      "Sum-resolved sum and sum of squares, then (x - mean) / (std + 1e-9)",
      meanVarianceNormalization},
+    true};
+const ExpansionRegistrar kLrn{
+    {"LRN", "pure",
+     "squares into a channel-padded transient, Sum-resolved window, divide",
+     localResponseNormalization},
     true};
 const ExpansionRegistrar kLpNormalization{
     {"LpNormalization", "pure", "Sum-resolved L1 or L2 norm, then divide",

@@ -194,15 +194,7 @@ void maxIndices(ExpansionContext &ctx, const ir::Container &x,
     dims.push_back(*c);
   }
   std::int64_t longest = *std::max_element(dims.begin(), dims.end());
-  ir::TensorValue iota;
-  iota.dtype = ir::DType::I64;
-  iota.shape = {longest};
-  auto bytes = std::make_shared<std::vector<std::byte>>(
-      static_cast<std::size_t>(longest) * 8);
-  for (std::int64_t i = 0; i < longest; ++i)
-    std::memcpy(bytes->data() + i * 8, &i, 8);
-  iota.data = bytes;
-  std::string iotaName = ctx.addConstant("iota", iota);
+  std::string iotaName = ctx.addIota("iota", ir::DType::I64, longest);
 
   std::vector<ir::MappedInput> in = {{"x", x.name, xidx}, {"m", y.name, yidx}};
   std::string flat;

@@ -6,7 +6,7 @@
 /// (mean's division, L2's square root, ...). Nothing is hidden in a loop a
 /// later tier could not see into.
 
-#include "transforms/operators/expansion.h"
+#include "transforms/operators/reduction.h"
 
 #include <charconv>
 #include <cmath>
@@ -255,15 +255,7 @@ std::string argExtreme(ExpansionContext &ctx, const ir::Container &x,
   auto n = x.shape[static_cast<std::size_t>(axis)].asConstant();
   if (!n)
     ctx.fail("the reduced dimension is symbolic");
-  ir::TensorValue iota;
-  iota.dtype = ir::DType::I64;
-  iota.shape = {*n};
-  auto bytes = std::make_shared<std::vector<std::byte>>(
-      static_cast<std::size_t>(*n) * 8);
-  for (std::int64_t k = 0; k < *n; ++k)
-    std::memcpy(bytes->data() + k * 8, &k, 8);
-  iota.data = bytes;
-  std::string iotaName = ctx.addConstant("iota", iota);
+  std::string iotaName = ctx.addIota("iota", ir::DType::I64, *n);
 
   std::string m = ctx.addTransient(isMax ? "max" : "min", x.dtype,
                                    reducedShape(x.shape, reduced, true));
@@ -297,51 +289,35 @@ Expander argReduce(bool isMax) {
   };
 }
 
-/// Before opset 13 the softmax family flattened the input to 2-D at `axis`
-/// (default 1); the importer upgrades such models, and one whose upgrade
-/// failed must not be computed with the newer single-axis meaning.
-void requireOpset13(ExpansionContext &ctx) {
+/// The axes a softmax-family node reduces over: its one axis from opset 13,
+/// and before that every axis from `axis` (default 1) on, the input read
+/// as the 2-D matrix it was flattened to.
+std::vector<bool> softmaxAxes(ExpansionContext &ctx, std::size_t rank) {
   int opset = ctx.library().opsetVersion;
-  if (opset != 0 && opset < 13)
-    ctx.fail("opset " + std::to_string(opset) +
-             " semantics (flattening to 2-D) are not supported");
+  bool flattening = opset != 0 && opset < 13;
+  std::int64_t axis =
+      ctx.normalizeAxis(ctx.intAttr("axis", flattening ? 1 : -1), rank);
+  std::size_t last = flattening ? rank : std::size_t(axis) + 1;
+  std::vector<bool> reduced(rank, false);
+  for (std::size_t d = std::size_t(axis); d < last; ++d)
+    reduced[d] = true;
+  return reduced;
 }
 
-enum class SoftmaxKind { Softmax, LogSoftmax };
-
-Expander softmax(SoftmaxKind kind) {
-  return [kind](ExpansionContext &ctx) {
+Expander softmax(bool log) {
+  return [log](ExpansionContext &ctx) {
     const ir::Container &x = ctx.requireInput("input");
     const ir::Container &y = ctx.requireOutput("output");
-    requireOpset13(ctx);
-    if (!ir::isFloat(x.dtype))
-      ctx.fail("softmax of " + dtypeText(x.dtype) + " is not supported");
-    std::int64_t axis =
-        ctx.normalizeAxis(ctx.intAttr("axis", -1), x.shape.size());
-    std::vector<bool> reduced(x.shape.size(), false);
-    reduced[static_cast<std::size_t>(axis)] = true;
-    auto shape = reducedShape(x.shape, reduced, true);
-    // Subtracting the maximum keeps exp from overflowing.
-    std::string m = ctx.addTransient("max", x.dtype, shape);
-    accumulate(ctx, "max", x, m, reduced, true, ir::Wcr::Max, "v = x");
-    auto ip = ExpansionContext::params(x.shape.size());
-    auto idx = ExpansionContext::indices(ip);
-    auto ridx = reducedIndex(idx, reduced, true);
-    std::string s = ctx.addTransient("sum", x.dtype, shape);
-    accumulate(ctx, "sumexp", x, s, reduced, true, ir::Wcr::Sum,
-               "v = exp(x - m)", {{"m", m, ridx}});
-    std::string code = kind == SoftmaxKind::Softmax ? "y = exp(x - m) / s"
-                                                    : "y = x - m - log(s)";
-    ctx.addMap("normalize", ip, ExpansionContext::fullRanges(x.shape),
-               {{"x", x.name, idx}, {"m", m, ridx}, {"s", s, ridx}}, code,
-               {{"y", y.name, idx}});
+    addSoftmax(ctx, x, softmaxAxes(ctx, x.shape.size()), log, y.name);
   };
 }
 
 void hardmax(ExpansionContext &ctx) {
   const ir::Container &x = ctx.requireInput("input");
   const ir::Container &y = ctx.requireOutput("output");
-  requireOpset13(ctx);
+  if (int opset = ctx.library().opsetVersion; opset != 0 && opset < 13)
+    ctx.fail("opset " + std::to_string(opset) +
+             " semantics (flattening to 2-D) are not supported");
   if (!ir::isFloat(x.dtype))
     ctx.fail("Hardmax of " + dtypeText(x.dtype) + " is not supported");
   std::int64_t axis =
@@ -410,11 +386,11 @@ const ExpansionRegistrar kArgMin{
     true};
 const ExpansionRegistrar kSoftmax{{"Softmax", "pure",
                                    "max, Sum-resolved exp(x - max), normalize",
-                                   softmax(SoftmaxKind::Softmax)},
+                                   softmax(false)},
                                   true};
 const ExpansionRegistrar kLogSoftmax{
     {"LogSoftmax", "pure", "max, Sum-resolved exp(x - max), x - max - log",
-     softmax(SoftmaxKind::LogSoftmax)},
+     softmax(true)},
     true};
 const ExpansionRegistrar kHardmax{
     {"Hardmax", "pure", "first arg max along the axis, then a one-hot map",
@@ -422,4 +398,26 @@ const ExpansionRegistrar kHardmax{
     true};
 
 } // namespace
+
+void addSoftmax(ExpansionContext &ctx, const ir::Container &x,
+                const std::vector<bool> &axes, bool log,
+                const std::string &out) {
+  if (!ir::isFloat(x.dtype))
+    ctx.fail("softmax of " + dtypeText(x.dtype) + " is not supported");
+  auto shape = reducedShape(x.shape, axes, true);
+  // Subtracting the maximum keeps exp from overflowing.
+  std::string m = ctx.addTransient("max", x.dtype, shape);
+  accumulate(ctx, "max", x, m, axes, true, ir::Wcr::Max, "v = x");
+  auto ip = ExpansionContext::params(x.shape.size());
+  auto idx = ExpansionContext::indices(ip);
+  auto ridx = reducedIndex(idx, axes, true);
+  std::string s = ctx.addTransient("sum", x.dtype, shape);
+  accumulate(ctx, "sumexp", x, s, axes, true, ir::Wcr::Sum, "v = exp(x - m)",
+             {{"m", m, ridx}});
+  ctx.addMap("normalize", ip, ExpansionContext::fullRanges(x.shape),
+             {{"x", x.name, idx}, {"m", m, ridx}, {"s", s, ridx}},
+             log ? "y = x - m - log(s)" : "y = exp(x - m) / s",
+             {{"y", out, idx}});
+}
+
 } // namespace weir::operators
