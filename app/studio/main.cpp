@@ -14,6 +14,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QThreadPool>
 
 #include <cstdio>
 #include <memory>
@@ -84,5 +85,11 @@ int main(int argc, char **argv) {
   weir::studio::installPythonDock(window, std::move(console), noPython);
   window.show();
   window.openInBackground(path);
-  return app.exec();
+  int status = app.exec();
+  // Work still on Qt's pool (a plugin's matches, a compile) may need
+  // Python's lock, which the plugin host takes back for good when it goes:
+  // let the work finish first (QApplication would wait for it only after,
+  // and wait forever).
+  QThreadPool::globalInstance()->waitForDone();
+  return status;
 }

@@ -33,6 +33,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QTest>
@@ -84,6 +85,9 @@ void PythonDockTest::initTestCase() {
 }
 
 void PythonDockTest::cleanupTestCase() {
+  // As weir-studio's main does: the pool's work may need Python's lock,
+  // which the host takes back for good when it goes.
+  QThreadPool::globalInstance()->waitForDone();
   python_.reset();
   env_.reset();
 }
