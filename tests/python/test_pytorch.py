@@ -137,6 +137,38 @@ def test_upsampling_matches_pytorch():
                                        err_msg=f"recipe {recipe}")
 
 
+class Recurrent(torch.nn.Module):
+    """A two-layer bidirectional LSTM over a batch-first sequence, then a
+    GRU and an Elman RNN (ReLU) over its output: torch.onnx writes ONNX
+    LSTM, GRU and RNN nodes with biases, initial states and both
+    directions."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(6, 5, num_layers=2, bidirectional=True,
+                                  batch_first=True)
+        self.gru = torch.nn.GRU(10, 4)
+        self.rnn = torch.nn.RNN(4, 3, nonlinearity="relu")
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, h = self.gru(y.transpose(0, 1))
+        w, _ = self.rnn(z, h[:, :, :3].contiguous())
+        return w.sum(0) + h[0, :, :3]
+
+
+def test_recurrent_layers_match_pytorch():
+    torch.manual_seed(0)
+    net = Recurrent().eval()
+    x = torch.randn(2, 7, 6, generator=torch.Generator().manual_seed(6))
+    for recipe in (None, "auto"):
+        fast = weir.compile_module(net, x, recipe=recipe, threads=1)
+        with torch.no_grad():
+            np.testing.assert_allclose(fast(x).numpy(), net(x).numpy(),
+                                       rtol=1e-4, atol=1e-5,
+                                       err_msg=f"recipe {recipe}")
+
+
 class Unexportable(torch.nn.Module):
     def __init__(self):
         super().__init__()
