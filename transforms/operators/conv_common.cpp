@@ -16,9 +16,12 @@ std::string zeroOf(ir::DType dtype) {
 } // namespace
 
 ConvGeometry readConvGeometry(ExpansionContext &ctx) {
-  const ir::Container &x = ctx.requireInput("X");
-  const ir::Container &w = ctx.requireInput("W");
-  const ir::Container &y = ctx.requireOutput("Y");
+  return readConvGeometry(ctx, ctx.requireInput("X"), ctx.requireInput("W"),
+                          ctx.requireOutput("Y"));
+}
+
+ConvGeometry readConvGeometry(ExpansionContext &ctx, const ir::Container &x,
+                              const ir::Container &w, const ir::Container &y) {
   std::size_t rank = x.shape.size();
   if (rank < 3 || w.shape.size() != rank || y.shape.size() != rank)
     ctx.fail("X, W and Y must have the same rank, at least 3");

@@ -23,6 +23,10 @@ struct ConvGeometry {
 /// Reads and checks the Conv node of `ctx` (inputs X and W, output Y of the
 /// same rank >= 3); fails naming the node on inconsistent attributes.
 ConvGeometry readConvGeometry(ExpansionContext &ctx);
+/// The same for a convolution whose connectors have other names
+/// (ConvInteger's and QLinearConv's x, w and y).
+ConvGeometry readConvGeometry(ExpansionContext &ctx, const ir::Container &x,
+                              const ir::Container &w, const ir::Container &y);
 
 /// The container to read windows from: X itself when nothing is padded,
 /// otherwise a zero-filled transient with X copied into its interior.

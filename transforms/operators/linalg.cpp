@@ -6,9 +6,10 @@
 /// write-conflict resolution, so the reduction stays visible to later tiers
 /// (which may tile it, or swap in a BLAS call).
 
+#include "transforms/operators/linalg.h"
+
 #include "transforms/operators/broadcast.h"
 #include "transforms/operators/conv_common.h"
-#include "transforms/operators/expansion.h"
 
 #include <algorithm>
 #include <charconv>
@@ -28,52 +29,14 @@ void expandMatMul(ExpansionContext &ctx) {
   const ir::Container &a = ctx.requireInput("A");
   const ir::Container &b = ctx.requireInput("B");
   const ir::Container &y = ctx.requireOutput("Y");
-  std::size_t ra = a.shape.size(), rb = b.shape.size();
-  if (ra == 0 || rb == 0)
-    ctx.fail("an operand is a scalar");
-  bool aVec = ra == 1, bVec = rb == 1;
-  if (y.shape.size() < std::size_t(!aVec + !bVec))
-    ctx.fail("the output's rank does not fit the operands'");
-  std::size_t batchRank = y.shape.size() - !aVec - !bVec;
-  std::vector<Expr> yBatch(y.shape.begin(), y.shape.begin() + batchRank);
-  std::vector<Expr> aBatch(a.shape.begin(), a.shape.end() - (aVec ? 1 : 2));
-  std::vector<Expr> bBatch(b.shape.begin(), b.shape.end() - (bVec ? 1 : 2));
-  if (aBatch.size() > batchRank || bBatch.size() > batchRank)
-    ctx.fail("the output's rank does not fit the operands'");
-  Expr k = a.shape[ra - 1];
-  if (k != b.shape[bVec ? 0 : rb - 2])
-    ctx.fail("inner dimensions differ");
-
-  auto params = ExpansionContext::params(batchRank, "b");
-  auto batchIdx = ExpansionContext::indices(params);
-  auto ranges = ExpansionContext::fullRanges(yBatch);
-  std::vector<Expr> aIdx = broadcastIndex(aBatch, yBatch, batchIdx);
-  std::vector<Expr> bIdx = broadcastIndex(bBatch, yBatch, batchIdx);
-  std::vector<Expr> yIdx = batchIdx;
-  Expr i = Expr::symbol("i"), j = Expr::symbol("j"), kk = Expr::symbol("k");
-  if (!aVec) {
-    params.push_back("i");
-    ranges.emplace_back(Expr(0), a.shape[ra - 2]);
-    aIdx.push_back(i);
-    yIdx.push_back(i);
-  }
-  aIdx.push_back(kk);
-  bIdx.push_back(kk);
-  if (!bVec) {
-    params.push_back("j");
-    ranges.emplace_back(Expr(0), b.shape[rb - 1]);
-    bIdx.push_back(j);
-    yIdx.push_back(j);
-  }
+  MatMulSpace space = matMulSpace(ctx, a, b, y);
   auto outParams = ExpansionContext::params(y.shape.size());
   auto outIdx = ExpansionContext::indices(outParams);
   ctx.addMap("init", outParams, ExpansionContext::fullRanges(y.shape), {},
              "y = " + zeroOf(y.dtype), {{"y", y.name, outIdx}});
-  params.push_back("k");
-  ranges.emplace_back(Expr(0), k);
-  ctx.addMap("accumulate", params, ranges,
-             {{"a", a.name, aIdx}, {"b", b.name, bIdx}}, "y = a * b",
-             {{"y", y.name, yIdx, ir::Wcr::Sum}});
+  ctx.addMap("accumulate", space.params, space.ranges,
+             {{"a", a.name, space.aIndex}, {"b", b.name, space.bIndex}},
+             "y = a * b", {{"y", y.name, space.yIndex, ir::Wcr::Sum}});
 }
 
 /// Y = alpha * A' * B' + beta * C: Y starts as beta * C (or 0), then the
@@ -293,4 +256,51 @@ const ExpansionRegistrar kConvTranspose{
     true};
 
 } // namespace
+
+MatMulSpace matMulSpace(ExpansionContext &ctx, const ir::Container &a,
+                        const ir::Container &b, const ir::Container &y) {
+  std::size_t ra = a.shape.size(), rb = b.shape.size();
+  if (ra == 0 || rb == 0)
+    ctx.fail("an operand is a scalar");
+  MatMulSpace s;
+  s.aVector = ra == 1;
+  s.bVector = rb == 1;
+  if (y.shape.size() < std::size_t(!s.aVector + !s.bVector))
+    ctx.fail("the output's rank does not fit the operands'");
+  std::size_t batchRank = y.shape.size() - !s.aVector - !s.bVector;
+  std::vector<Expr> yBatch(y.shape.begin(), y.shape.begin() + batchRank);
+  std::vector<Expr> aBatch(a.shape.begin(), a.shape.end() - (s.aVector ? 1 : 2));
+  std::vector<Expr> bBatch(b.shape.begin(), b.shape.end() - (s.bVector ? 1 : 2));
+  if (aBatch.size() > batchRank || bBatch.size() > batchRank)
+    ctx.fail("the output's rank does not fit the operands'");
+  Expr k = a.shape[ra - 1];
+  if (k != b.shape[s.bVector ? 0 : rb - 2])
+    ctx.fail("inner dimensions differ");
+
+  s.params = ExpansionContext::params(batchRank, "b");
+  auto batchIdx = ExpansionContext::indices(s.params);
+  s.ranges = ExpansionContext::fullRanges(yBatch);
+  s.aIndex = broadcastIndex(aBatch, yBatch, batchIdx);
+  s.bIndex = broadcastIndex(bBatch, yBatch, batchIdx);
+  s.yIndex = batchIdx;
+  Expr i = Expr::symbol("i"), j = Expr::symbol("j"), kk = Expr::symbol("k");
+  if (!s.aVector) {
+    s.params.push_back("i");
+    s.ranges.emplace_back(Expr(0), a.shape[ra - 2]);
+    s.aIndex.push_back(i);
+    s.yIndex.push_back(i);
+  }
+  s.aIndex.push_back(kk);
+  s.bIndex.push_back(kk);
+  if (!s.bVector) {
+    s.params.push_back("j");
+    s.ranges.emplace_back(Expr(0), b.shape[rb - 1]);
+    s.bIndex.push_back(j);
+    s.yIndex.push_back(j);
+  }
+  s.params.push_back("k");
+  s.ranges.emplace_back(Expr(0), k);
+  return s;
+}
+
 } // namespace weir::operators
