@@ -169,6 +169,39 @@ def test_recurrent_layers_match_pytorch():
                                        err_msg=f"recipe {recipe}")
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_matches_pytorch(mode, tmp_path):
+    # torch.onnx at opset 13 cannot export grid_sample, so the model is
+    # written with onnx.helper (GridSample, opset 16) and PyTorch's own
+    # grid_sample is the oracle: every padding mode, both align_corners,
+    # sampling positions reaching past the edges.
+    import onnx
+    from onnx import TensorProto, helper
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 3, 5, 4, generator=gen)
+    grid = torch.rand(2, 6, 3, 2, generator=gen) * 2.6 - 1.3
+    for padding in ("zeros", "border", "reflection"):
+        for align in (0, 1):
+            node = helper.make_node("GridSample", ["X", "grid"], ["Y"],
+                                    mode=mode, padding_mode=padding,
+                                    align_corners=align)
+            graph = helper.make_graph(
+                [node], "grid_sample",
+                [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3, 5, 4]),
+                 helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 6, 3, 2])],
+                [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3, 6, 3])])
+            path = tmp_path / f"{mode}_{padding}_{align}.onnx"
+            onnx.save(helper.make_model(
+                graph, opset_imports=[helper.make_opsetid("", 16)]), str(path))
+            got = weir.compile(weir.load(str(path)), threads=1).run(
+                {"X": x.numpy(), "grid": grid.numpy()})["Y"]
+            want = torch.nn.functional.grid_sample(
+                x, grid, mode=mode, padding_mode=padding,
+                align_corners=bool(align)).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{mode} {padding} {align}")
+
+
 class Unexportable(torch.nn.Module):
     def __init__(self):
         super().__init__()
