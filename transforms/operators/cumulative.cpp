@@ -38,6 +38,8 @@ void expandCumSum(ExpansionContext &ctx) {
 
   std::vector<std::int64_t> candidates;
   std::optional<std::vector<std::int64_t>> constant = ctx.constantInts("axis");
+  if (constant && constant->size() != 1)
+    ctx.fail("axis must hold one value");
   if (constant)
     candidates.push_back(ctx.normalizeAxis(constant->at(0), x.shape.size()));
   else

@@ -354,6 +354,12 @@ void expandGatherND(ExpansionContext &ctx) {
              std::to_string(lead + 1));
   if (y.shape.size() != lead + rank - batch - depth)
     ctx.fail("the output's rank does not match data and indices");
+  for (std::size_t d = 0; d < y.shape.size(); ++d) {
+    const Expr &want = d < lead ? ind.shape[d] : data.shape[batch + depth + d - lead];
+    if (ctx.constantDim(y.shape[d]) != ctx.constantDim(want) ||
+        (d < batch && ctx.constantDim(ind.shape[d]) != ctx.constantDim(data.shape[d])))
+      ctx.fail("the output's shape does not match data and indices");
+  }
   auto params = ExpansionContext::params(y.shape.size());
   auto idx = ExpansionContext::indices(params);
   std::string zero =

@@ -118,6 +118,14 @@ void expandGridSample(ExpansionContext &ctx) {
              "supported");
   if (ctx.constantDim(grid.shape[3]) != 2)
     ctx.fail("the grid's last dimension must hold (x, y)");
+  for (std::size_t d : {0, 2, 3})
+    if (ctx.constantDim(y.shape[d]) !=
+        ctx.constantDim(d == 0 ? x.shape[0] : grid.shape[d - 1]))
+      ctx.fail("Y must be [N, C, H', W'] for X [N, C, H, W] and grid "
+               "[N, H', W', 2]");
+  if (ctx.constantDim(grid.shape[0]) != ctx.constantDim(x.shape[0]) ||
+      ctx.constantDim(y.shape[1]) != ctx.constantDim(x.shape[1]))
+    ctx.fail("X, grid and Y disagree on the batch or the channels");
   Sampling s{ctx.stringAttr("mode", "bilinear"),
              ctx.stringAttr("padding_mode", "zeros"),
              ctx.intAttr("align_corners", 0) != 0};

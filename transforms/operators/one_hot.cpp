@@ -28,6 +28,10 @@ void expandOneHot(ExpansionContext &ctx) {
   if (y.shape.size() != indices.shape.size() + 1)
     ctx.fail("the output's rank is not the indices' rank plus one");
   std::int64_t axis = ctx.normalizeAxis(ctx.intAttr("axis", -1), y.shape.size());
+  for (std::size_t d = 0, i = 0; d < y.shape.size(); ++d)
+    if (std::int64_t(d) != axis &&
+        ctx.constantDim(y.shape[d]) != ctx.constantDim(indices.shape[i++]))
+      ctx.fail("the output's shape does not match the indices'");
   std::int64_t positions = ctx.constantDim(y.shape[std::size_t(axis)]);
 
   auto params = ExpansionContext::params(y.shape.size());

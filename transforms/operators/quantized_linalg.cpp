@@ -175,8 +175,9 @@ void integerConvolution(ExpansionContext &ctx, const ir::Container &x,
   auto outParams = ExpansionContext::params(rank, "o");
   auto outIdx = ExpansionContext::indices(outParams);
   if (bias) {
-    if (bias->dtype != ir::DType::I32)
-      ctx.fail("the bias must be int32");
+    if (bias->dtype != ir::DType::I32 || bias->shape.size() != 1 ||
+        ctx.constantDim(bias->shape[0]) != m)
+      ctx.fail("the bias must be int32, one value per output channel");
     ctx.addMap("init", outParams, ExpansionContext::fullRanges(y.shape),
                {{"b", bias->name, {outIdx[1]}}}, "v = b",
                {{"v", acc, outIdx}});

@@ -178,6 +178,26 @@ Expander recurrent(Cell cell) {
     std::string dt(ir::dtypeName(x.dtype));
     std::string zero = dt + "(0)";
     const std::int64_t H = l.hidden, GH = l.gates * H;
+    // The optional inputs' shapes, so a malformed one is named here rather
+    // than read out of its bounds.
+    auto requireShape = [&](const ir::Container *c, const char *what,
+                            std::vector<std::int64_t> want) {
+      if (!c)
+        return;
+      std::vector<std::int64_t> got;
+      for (const Expr &e : c->shape)
+        got.push_back(ctx.constantDim(e));
+      if (got != want)
+        ctx.fail(std::string(what) + " has the wrong shape");
+    };
+    std::vector<std::int64_t> state =
+        l.batchFirst ? std::vector<std::int64_t>{l.batch, l.directions, H}
+                     : std::vector<std::int64_t>{l.directions, l.batch, H};
+    requireShape(bias, "B", {l.directions, 2 * GH});
+    requireShape(lens, "sequence_lens", {l.batch});
+    requireShape(h0, "initial_h", state);
+    requireShape(c0, "initial_c", state);
+    requireShape(peep, "P", {l.directions, 3 * H});
     const Expr T(l.steps), Dn(l.directions), Bn(l.batch), Hn(H);
 
     auto b = Expr::symbol("b"), j = Expr::symbol("j"), k = Expr::symbol("k"),

@@ -120,8 +120,13 @@ struct AxisValue {
 
 AxisValue axisValue(ExpansionContext &ctx, const ir::Container *c,
                     std::string_view connector, std::int64_t at) {
+  if (c->shape.size() != 1 || ctx.constantDim(c->shape[0]) <= at)
+    ctx.fail("'" + std::string(connector) + "' has no value " +
+             std::to_string(at));
   if (c->constant) {
     std::size_t size = ir::dtypeSize(c->dtype);
+    if (c->constant->size() < std::size_t(at + 1) * size)
+      ctx.fail("'" + std::string(connector) + "' holds too few values");
     const std::byte *p = c->constant->data() + std::size_t(at) * size;
     double v = 0;
     if (c->dtype == ir::DType::F32) {
@@ -170,6 +175,13 @@ void expandResize(ExpansionContext &ctx) {
     return n;
   };
 
+  if (scales && (scales->shape.size() != 1 ||
+                 ctx.constantDim(scales->shape[0]) != std::int64_t(rank)))
+    ctx.fail("scales must hold one value per axis, " + std::to_string(rank));
+  if (roi && (roi->shape.size() != 1 ||
+              ctx.constantDim(roi->shape[0]) != 2 * std::int64_t(rank)))
+    ctx.fail("roi must hold a start and an end per axis, " +
+             std::to_string(2 * rank) + " values");
   // The axes to resize, last first; an axis resized by exactly 1 (or of
   // one element kept at one) maps each element onto itself.
   std::vector<std::size_t> axes;
@@ -185,10 +197,6 @@ void expandResize(ExpansionContext &ctx) {
     if (!identity)
       axes.push_back(d);
   }
-  if (scales && scales->shape.size() == 1 &&
-      ctx.constantDim(scales->shape[0]) != std::int64_t(rank))
-    ctx.fail("scales has " + scales->shape[0].str() + " values for rank " +
-             std::to_string(rank));
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);
   std::string zero = std::string(ir::dtypeName(x.dtype)) + "(0)";

@@ -27,6 +27,8 @@ void expandReverseSequence(ExpansionContext &ctx) {
   if (lens.shape.size() != 1 || lens.dtype != ir::DType::I64)
     ctx.fail("sequence_lens must be an int64 vector");
   std::int64_t steps = ctx.constantDim(x.shape[time]);
+  if (ctx.constantDim(lens.shape[0]) != ctx.constantDim(x.shape[batch]))
+    ctx.fail("sequence_lens must hold one length per batch entry");
 
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);

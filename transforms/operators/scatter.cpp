@@ -85,6 +85,12 @@ void expandScatterElements(ExpansionContext &ctx) {
   if (ind.shape.size() != rank || upd.shape.size() != rank)
     ctx.fail("data, indices and updates ranks differ");
   std::int64_t axis = ctx.normalizeAxis(ctx.intAttr("axis", 0), rank);
+  for (std::size_t d = 0; d < rank; ++d)
+    if (ctx.constantDim(ind.shape[d]) != ctx.constantDim(upd.shape[d]) ||
+        (std::int64_t(d) != axis &&
+         ctx.constantDim(ind.shape[d]) > ctx.constantDim(data.shape[d])))
+      ctx.fail("indices and updates must have one shape, within the data's "
+               "off the axis");
   std::int64_t n = ctx.constantDim(data.shape[axis]);
   // Over the updates' positions, the axis' position replaced by the
   // element's position along it (o), and that update's own (k).
@@ -124,6 +130,12 @@ void expandScatterND(ExpansionContext &ctx) {
     ctx.fail("updates have rank " + std::to_string(upd.shape.size()) +
              " where indices and data need " +
              std::to_string(lead + rank - depth));
+  for (std::size_t d = 0; d < upd.shape.size(); ++d) {
+    const Expr &want = d < lead ? ind.shape[d] : data.shape[depth + d - lead];
+    if (ctx.constantDim(upd.shape[d]) != ctx.constantDim(want))
+      ctx.fail("updates must be indices' leading shape, then the data's "
+               "trailing one");
+  }
   // Over the element's position (o) and the update's leading position (u).
   Contraction c;
   c.params = ExpansionContext::params(rank, "o");
