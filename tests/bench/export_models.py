@@ -26,7 +26,7 @@ import torchvision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "models", "zoo"))
-import zoo_models  # noqa: E402  (the suite's zoo: its GPT-2 block)
+import zoo_models  # noqa: E402  (the suite's zoo: its GPT-2 block, BatchNorm calibration)
 
 OPSET = 13
 SEED = 0
@@ -136,32 +136,12 @@ def paths(out_dir, name):
         "input": f"{base}.input.npy", "torch": f"{base}.torch.npy"}
 
 
-def calibrate_batchnorm(model, shape, batches=2, batch_size=4):
-    """Set BatchNorm running statistics to those of random inputs.
-
-    With freshly initialised statistics (mean 0, variance 1) the activations
-    of a random MobileNetV2 shrink to ~1e-9 at the output, where any engine
-    passes an atol of 1e-4. Calibrated statistics keep them near unit scale,
-    as in a trained network, so the output check means something.
-    """
-    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-    if not norms:
-        return
-    for m in norms:
-        m.reset_running_stats()
-        m.momentum = None  # cumulative average over the calibration batches
-    model.train()
-    with torch.no_grad():
-        for _ in range(batches):
-            model(torch.randn(batch_size, *shape[1:]))
-
-
 def build(name):
     """The model in eval mode, with weights drawn from a per-model seed."""
     constructor, shape = MODELS[name]
     torch.manual_seed(SEED + SEED_ORDER.index(name))
     model = constructor()
-    calibrate_batchnorm(model, shape)
+    zoo_models.calibrate_batchnorm(model, shape)
     model.eval()
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(SEED + 100))
     return model, x

@@ -106,6 +106,17 @@ def test_fused_attention_fast_path_exports_with_grad():
                                    rtol=1e-4, atol=1e-5)
 
 
+def assert_plain_and_auto_match(net, x):
+    """`net` compiled with the plain expansion and after the auto recipe
+    gives PyTorch's output on `x`."""
+    for recipe in (None, "auto"):
+        fast = weir.compile_module(net, x, recipe=recipe, threads=1)
+        with torch.no_grad():
+            np.testing.assert_allclose(fast(x).numpy(), net(x).numpy(),
+                                       rtol=1e-4, atol=1e-5,
+                                       err_msg=f"recipe {recipe}")
+
+
 class Upsampling(torch.nn.Module):
     """A decoder's upsampling as exporters write it: nearest by 2, bilinear
     (align_corners off and on) and bicubic to a fixed size, so Resize with
@@ -129,12 +140,7 @@ def test_upsampling_matches_pytorch():
     torch.manual_seed(0)
     net = Upsampling().eval()
     x = torch.randn(1, 3, 6, 5, generator=torch.Generator().manual_seed(5))
-    for recipe in (None, "auto"):
-        fast = weir.compile_module(net, x, recipe=recipe, threads=1)
-        with torch.no_grad():
-            np.testing.assert_allclose(fast(x).numpy(), net(x).numpy(),
-                                       rtol=1e-4, atol=1e-5,
-                                       err_msg=f"recipe {recipe}")
+    assert_plain_and_auto_match(net, x)
 
 
 class Recurrent(torch.nn.Module):
@@ -161,12 +167,7 @@ def test_recurrent_layers_match_pytorch():
     torch.manual_seed(0)
     net = Recurrent().eval()
     x = torch.randn(2, 7, 6, generator=torch.Generator().manual_seed(6))
-    for recipe in (None, "auto"):
-        fast = weir.compile_module(net, x, recipe=recipe, threads=1)
-        with torch.no_grad():
-            np.testing.assert_allclose(fast(x).numpy(), net(x).numpy(),
-                                       rtol=1e-4, atol=1e-5,
-                                       err_msg=f"recipe {recipe}")
+    assert_plain_and_auto_match(net, x)
 
 
 @pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])

@@ -225,14 +225,19 @@ std::string ExpansionContext::addConstant(const std::string &suffix,
   return name;
 }
 
+std::string ExpansionContext::sumIdentity(ir::DType dtype) {
+  return std::string(ir::dtypeName(dtype)) +
+         (ir::isFloat(dtype) ? "(-0.0)" : "(0)");
+}
+
 std::string ExpansionContext::addIota(const std::string &suffix,
                                       ir::DType dtype, std::int64_t n) {
   if (dtype != ir::DType::I32 && dtype != ir::DType::I64)
     fail("positions of dtype " + std::string(ir::dtypeName(dtype)) +
          " are not supported");
   std::size_t size = ir::dtypeSize(dtype);
-  auto bytes =
-      std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(n) * size);
+  auto bytes = std::make_shared<std::vector<std::byte>>(
+      static_cast<std::size_t>(n) * size);
   for (std::int64_t k = 0; k < n; ++k) {
     std::byte *at = bytes->data() + static_cast<std::size_t>(k) * size;
     if (dtype == ir::DType::I32) {

@@ -117,6 +117,10 @@ public:
   /// `v`: shortest round-trip digits, `.0` added where needed, negative
   /// values in parentheses, infinities and NaN as divisions.
   static std::string floatLiteral(double v);
+  /// The tasklet literal that adding leaves every value of `dtype` as it
+  /// is: -0.0 for floats (signed zeros included), 0 otherwise. What the
+  /// one-hot contractions fill and add where an index does not match.
+  static std::string sumIdentity(ir::DType dtype);
 
   /// Throws weir::Error "<describe()>: <message>".
   [[noreturn]] void fail(const std::string &message) const;

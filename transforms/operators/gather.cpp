@@ -108,7 +108,7 @@ void expandDataSlice(ExpansionContext &ctx, std::int64_t count,
   auto rank = static_cast<std::int64_t>(x.shape.size());
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);
-  std::string zero = literal(x.dtype, ir::isFloat(x.dtype) ? "-0.0" : "0");
+  std::string zero = ExpansionContext::sumIdentity(x.dtype);
   ctx.addMap("fill", params, ExpansionContext::fullRanges(y.shape), {},
              "y = " + zero, {{"y", y.name, idx}});
 
@@ -275,8 +275,7 @@ void expandGather(ExpansionContext &ctx) {
   }
   if (data.dtype == ir::DType::Bool)
     ctx.fail("bool data cannot be summed");
-  std::string zero =
-      literal(data.dtype, ir::isFloat(data.dtype) ? "-0.0" : "0");
+  std::string zero = ExpansionContext::sumIdentity(data.dtype);
   ctx.addMap("fill", params, ExpansionContext::fullRanges(y.shape), {},
              "y = " + zero, {{"y", y.name, idx}});
   std::string positions = ctx.addIota("positions", ind.dtype, n);
@@ -310,8 +309,7 @@ void expandGatherElements(ExpansionContext &ctx) {
   std::int64_t n = ctx.constantDim(data.shape[axis]);
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);
-  std::string zero =
-      literal(data.dtype, ir::isFloat(data.dtype) ? "-0.0" : "0");
+  std::string zero = ExpansionContext::sumIdentity(data.dtype);
   ctx.addMap("fill", params, ExpansionContext::fullRanges(y.shape), {},
              "y = " + zero, {{"y", y.name, idx}});
   auto allParams = params;
@@ -355,15 +353,16 @@ void expandGatherND(ExpansionContext &ctx) {
   if (y.shape.size() != lead + rank - batch - depth)
     ctx.fail("the output's rank does not match data and indices");
   for (std::size_t d = 0; d < y.shape.size(); ++d) {
-    const Expr &want = d < lead ? ind.shape[d] : data.shape[batch + depth + d - lead];
+    const Expr &want =
+        d < lead ? ind.shape[d] : data.shape[batch + depth + d - lead];
     if (ctx.constantDim(y.shape[d]) != ctx.constantDim(want) ||
-        (d < batch && ctx.constantDim(ind.shape[d]) != ctx.constantDim(data.shape[d])))
+        (d < batch &&
+         ctx.constantDim(ind.shape[d]) != ctx.constantDim(data.shape[d])))
       ctx.fail("the output's shape does not match data and indices");
   }
   auto params = ExpansionContext::params(y.shape.size());
   auto idx = ExpansionContext::indices(params);
-  std::string zero =
-      literal(data.dtype, ir::isFloat(data.dtype) ? "-0.0" : "0");
+  std::string zero = ExpansionContext::sumIdentity(data.dtype);
   ctx.addMap("fill", params, ExpansionContext::fullRanges(y.shape), {},
              "y = " + zero, {{"y", y.name, idx}});
   std::vector<Expr> u(idx.begin(), idx.begin() + lead);
@@ -384,8 +383,8 @@ void expandGatherND(ExpansionContext &ctx) {
     inputs.push_back({"i" + s, ind.name, at});
     inputs.push_back(
         {"p" + s, ctx.addIota("positions" + s, ind.dtype, n), {k}});
-    hit += std::string(t ? " && " : "") + "(i" + s + " == p" + s + " || i" +
-           s + " == p" + s + " - " + std::to_string(n) + ")";
+    hit += std::string(t ? " && " : "") + "(i" + s + " == p" + s + " || i" + s +
+           " == p" + s + " - " + std::to_string(n) + ")";
   }
   dataIdx.insert(dataIdx.end(), idx.begin() + lead, idx.end());
   inputs.push_back({"d", data.name, dataIdx});

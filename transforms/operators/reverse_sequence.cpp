@@ -32,8 +32,7 @@ void expandReverseSequence(ExpansionContext &ctx) {
 
   auto params = ExpansionContext::params(rank);
   auto idx = ExpansionContext::indices(params);
-  std::string zero = std::string(ir::dtypeName(x.dtype)) +
-                     (ir::isFloat(x.dtype) ? "(-0.0)" : "(0)");
+  std::string zero = ExpansionContext::sumIdentity(x.dtype);
   ctx.addMap("fill", params, ExpansionContext::fullRanges(y.shape), {},
              "y = " + zero, {{"y", y.name, idx}});
   std::string positions = ctx.addIota("positions", ir::DType::I64, steps);

@@ -18,10 +18,6 @@ namespace {
 
 using ir::Expr;
 
-std::string literal(ir::DType dtype, const std::string &value) {
-  return std::string(ir::dtypeName(dtype)) + "(" + value + ")";
-}
-
 /// The index-match condition for index value `i` at position `p` of an
 /// axis of `n` elements: `i == p` or, for a negative index, `i == p - n`.
 std::string matches(const std::string &i, const std::string &p,
@@ -49,9 +45,8 @@ void scatterInto(ExpansionContext &ctx, const ir::Container &data,
   if (data.dtype == ir::DType::Bool)
     ctx.fail("bool data cannot be combined");
   bool mul = reduction == "mul";
-  std::string zero =
-      literal(data.dtype, ir::isFloat(data.dtype) ? "-0.0" : "0");
-  std::string one = literal(data.dtype, "1");
+  std::string zero = ExpansionContext::sumIdentity(data.dtype);
+  std::string one = std::string(ir::dtypeName(data.dtype)) + "(1)";
   std::string neutral = mul ? one : zero;
 
   auto op = ExpansionContext::params(data.shape.size(), "o");
@@ -62,13 +57,12 @@ void scatterInto(ExpansionContext &ctx, const ir::Container &data,
   ctx.addMap("init", op, full, {}, "n = i64(0)\nv = " + neutral,
              {{"n", count, oidx}, {"v", values, oidx}});
   ctx.addMap("land", c.params, c.ranges, c.inputs,
-             "h = " + c.hit + "\nn = select(h, i64(1), i64(0))\nv = select(h, u, " +
+             "h = " + c.hit +
+                 "\nn = select(h, i64(1), i64(0))\nv = select(h, u, " +
                  neutral + ")",
              {{"n", count, c.target, ir::Wcr::Sum},
               {"v", values, c.target, mul ? ir::Wcr::Prod : ir::Wcr::Sum}});
-  std::string landed = reduction == "none" ? "v"
-                       : mul               ? "d * v"
-                                           : "d + v";
+  std::string landed = reduction == "none" ? "v" : mul ? "d * v" : "d + v";
   ctx.addMap("combine", op, full,
              {{"d", data.name, oidx}, {"n", count, oidx}, {"v", values, oidx}},
              "y = select(n > 0, " + landed + ", d)", {{"y", y.name, oidx}});
@@ -156,8 +150,8 @@ void expandScatterND(ExpansionContext &ctx) {
     at.push_back(Expr(static_cast<std::int64_t>(t)));
     std::int64_t n = ctx.constantDim(data.shape[t]);
     c.inputs.push_back({"i" + s, ind.name, at});
-    c.inputs.push_back({"p" + s, ctx.addIota("positions" + s, ind.dtype, n),
-                        {c.target[t]}});
+    c.inputs.push_back(
+        {"p" + s, ctx.addIota("positions" + s, ind.dtype, n), {c.target[t]}});
     c.hit += (t ? " && " : "") + matches("i" + s, "p" + s, n);
   }
   scatterInto(ctx, data, y, std::move(c));

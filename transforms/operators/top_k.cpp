@@ -22,7 +22,8 @@ void expandTopK(ExpansionContext &ctx) {
   std::size_t rank = x.shape.size();
   if (rank == 0)
     ctx.fail("the input is a scalar");
-  auto axis = static_cast<std::size_t>(ctx.normalizeAxis(ctx.intAttr("axis", -1), rank));
+  auto axis = static_cast<std::size_t>(
+      ctx.normalizeAxis(ctx.intAttr("axis", -1), rank));
   std::int64_t n = ctx.constantDim(x.shape[axis]);
   // K sets the outputs' extent along the axis; given as data, the outputs'
   // static shape must be what it says.
@@ -57,8 +58,7 @@ void expandTopK(ExpansionContext &ctx) {
 
   std::vector<Expr> outShape = x.shape;
   outShape[axis] = Expr(k);
-  std::string zero = std::string(ir::dtypeName(x.dtype)) +
-                     (ir::isFloat(x.dtype) ? "(-0.0)" : "(0)");
+  std::string zero = ExpansionContext::sumIdentity(x.dtype);
   ctx.addMap("init", params, ExpansionContext::fullRanges(outShape), {},
              "v = " + zero + "\ni = i64(0)",
              {{"v", values.name, idx}, {"i", indices.name, idx}});
@@ -69,7 +69,8 @@ void expandTopK(ExpansionContext &ctx) {
               {"r", ranks, other},
               {"j", positions, {Expr::symbol("q")}},
               {"o", positions, {idx[axis]}}},
-             "h = r == o\nv = select(h, a, " + zero + ")\ni = select(h, j, i64(0))",
+             "h = r == o\nv = select(h, a, " + zero +
+                 ")\ni = select(h, j, i64(0))",
              {{"v", values.name, idx, ir::Wcr::Sum},
               {"i", indices.name, idx, ir::Wcr::Sum}});
 }
