@@ -26,8 +26,8 @@ int step(Workspace &ws, const char *id, const transforms::Match &m,
 /// remove, so a later match either still names the right nodes or fails its
 /// check); passes repeat while one applied something.
 int exhaust(Workspace &ws, const char *id, const StepListener &listener,
-            bool (*skip)(const ir::Program &, const transforms::Match &) =
-                nullptr) {
+            bool (*skip)(const ir::Program &,
+                         const transforms::Match &) = nullptr) {
   int applied = 0;
   for (;;) {
     int pass = 0;
@@ -243,10 +243,10 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   for (const char *id :
        {"init-fusion", "epilogue-fusion", "map-fusion", "reduction-fusion",
         "tasklet-fusion", "epilogue-fusion"})
-    applied += exhaust(ws, id, listener,
-                       std::string_view(id) == "map-fusion"
-                           ? devectorizesCostlyWork
-                           : nullptr);
+    applied +=
+        exhaust(ws, id, listener,
+                std::string_view(id) == "map-fusion" ? devectorizesCostlyWork
+                                                     : nullptr);
   // Tier 3: transposing copies folded into their readers, then maps that
   // may write over the input they consume.
   for (const char *id : {"view-elimination", "in-place"})

@@ -16,8 +16,7 @@ knownShapes(const onnx::GraphProto &g) {
   std::map<std::string, std::vector<std::int64_t>> shapes;
   for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
     for (const onnx::ValueInfoProto &v : *list) {
-      if (!v.type().has_tensor_type() ||
-          !v.type().tensor_type().has_shape())
+      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape())
         continue;
       std::vector<std::int64_t> dims;
       for (const auto &d : v.type().tensor_type().shape().dim())
@@ -85,7 +84,8 @@ int adaptLegacyPReluSlopes(onnx::ModelProto &model) {
     added[g.node(i).output(0)] = g.node(i);
   for (int i = 0; i < count; ++i) {
     const onnx::NodeProto &n = g.node(i);
-    if (n.op_type() == "PRelu" && n.input_size() == 2 && added.count(n.input(1)))
+    if (n.op_type() == "PRelu" && n.input_size() == 2 &&
+        added.count(n.input(1)))
       *ordered.Add() = added.at(n.input(1));
     *ordered.Add() = n;
   }

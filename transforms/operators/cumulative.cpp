@@ -55,8 +55,8 @@ void expandCumSum(ExpansionContext &ctx) {
   std::string zero = std::string(ir::dtypeName(x.dtype)) + "(0)";
   ctx.addMap("init", params, ExpansionContext::fullRanges(y.shape), {},
              "v = " + zero, {{"v", y.name, idx}});
-  const char *order = reverse ? (exclusive ? " > " : " >= ")
-                              : (exclusive ? " < " : " <= ");
+  const char *order =
+      reverse ? (exclusive ? " > " : " >= ") : (exclusive ? " < " : " <= ");
   double visits = 0;
   for (std::int64_t d : candidates) {
     auto a = static_cast<std::size_t>(d);
@@ -80,8 +80,8 @@ void expandCumSum(ExpansionContext &ctx) {
     if (!constant) {
       std::vector<Expr> at(axisIn.shape.size(), Expr(0));
       inputs.push_back({"ax", axisIn.name, at});
-      keep += " && (i64(ax) == " + std::to_string(d) + " || i64(ax) == " +
-              std::to_string(d - rank) + ")";
+      keep += " && (i64(ax) == " + std::to_string(d) +
+              " || i64(ax) == " + std::to_string(d - rank) + ")";
     }
     ctx.addMap("sum" + std::to_string(d), all, ranges, inputs,
                "v = select(" + keep + ", x, " + zero + ")",
@@ -91,8 +91,7 @@ void expandCumSum(ExpansionContext &ctx) {
 
 const ExpansionRegistrar kCumSum{
     {"CumSum", "pure",
-     "triangular-masked contraction over the axis, Sum-resolved",
-     expandCumSum},
+     "triangular-masked contraction over the axis, Sum-resolved", expandCumSum},
     true};
 
 } // namespace

@@ -33,7 +33,8 @@ std::string table(ExpansionContext &ctx, const std::string &suffix,
       // The angle reduced modulo n first, so large products stay exact.
       double t = 2.0 * std::numbers::pi * double((k * j) % n) / double(n);
       double v = f(t);
-      std::byte *at = bytes->data() + static_cast<std::size_t>(k * n + j) * size;
+      std::byte *at =
+          bytes->data() + static_cast<std::size_t>(k * n + j) * size;
       if (dtype == ir::DType::F32) {
         auto w = static_cast<float>(v);
         std::memcpy(at, &w, 4);
@@ -92,17 +93,17 @@ void expandDft(ExpansionContext &ctx) {
   ranges.emplace_back(Expr(0), Expr(n));
   std::vector<Expr> from = idx;
   from[a] = Expr::symbol("j");
-  std::vector<ir::MappedInput> in{
-      {"xr", x.name, at(from, 0)},
-      {"c", cos, {idx[a], Expr::symbol("j")}},
-      {"s", sin, {idx[a], Expr::symbol("j")}}};
+  std::vector<ir::MappedInput> in{{"xr", x.name, at(from, 0)},
+                                  {"c", cos, {idx[a], Expr::symbol("j")}},
+                                  {"s", sin, {idx[a], Expr::symbol("j")}}};
   std::string xi = "0.0";
   if (parts == 2) {
     in.push_back({"xi", x.name, at(from, 1)});
     xi = "xi";
   }
   // e^{-it} forward, e^{+it} inverse (scaled by 1/N).
-  std::string scale = inverse ? " / " + ExpansionContext::floatLiteral(double(n)) : "";
+  std::string scale =
+      inverse ? " / " + ExpansionContext::floatLiteral(double(n)) : "";
   std::string code = "re = (xr * c " + std::string(inverse ? "-" : "+") + " " +
                      xi + " * s)" + scale + "\nim = (" + xi + " * c " +
                      std::string(inverse ? "+" : "-") + " xr * s)" + scale;

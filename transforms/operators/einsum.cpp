@@ -128,8 +128,7 @@ void expandEinsum(ExpansionContext &ctx) {
       for (std::size_t k = ellipsisExtent.size(); k-- > 0;)
         outIndex.push_back(Expr::symbol(ellipsisParam(k)));
     } else if (!extent.count(ch)) {
-      ctx.fail("output letter '" + std::string(1, ch) +
-               "' is in no operand");
+      ctx.fail("output letter '" + std::string(1, ch) + "' is in no operand");
     } else if (std::count(out.letters.begin(), out.letters.end(), ch) > 1) {
       ctx.fail("output letter '" + std::string(1, ch) + "' repeats");
     } else {

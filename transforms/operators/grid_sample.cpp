@@ -44,11 +44,11 @@ std::string padded(const Sampling &s, const std::string &v,
     return out + " = 0.0\n";
   std::string d = "d" + tag, e = "e" + tag, f = "f" + tag, r = "r" + tag;
   return d + " = abs(" + v + " - " + lit(low) + ")\n" + f + " = floor(" + d +
-         " / " + lit(span) + ")\n" + e + " = " + d + " - " + lit(span) +
-         " * " + f + "\n" + r + " = select(" + f + " - 2.0 * floor(" + f +
-         " / 2.0) == 0.0, " + e + " + " + lit(low) + ", " + lit(span) +
-         " - " + e + " + " + lit(low) + ")\n" + out + " = min(max(" + r +
-         ", 0.0), " + last + ")\n";
+         " / " + lit(span) + ")\n" + e + " = " + d + " - " + lit(span) + " * " +
+         f + "\n" + r + " = select(" + f + " - 2.0 * floor(" + f +
+         " / 2.0) == 0.0, " + e + " + " + lit(low) + ", " + lit(span) + " - " +
+         e + " + " + lit(low) + ")\n" + out + " = min(max(" + r + ", 0.0), " +
+         last + ")\n";
 }
 
 /// Lines that set `w<axis>`, the weight of position `p<axis>` (f32) along
@@ -95,8 +95,8 @@ std::string axisWeight(const Sampling &s, const std::string &axis,
   std::string m = "m" + axis;
   if (s.mode == "nearest") {
     code += "n" + axis + " = round(" + m + ")\n";
-    code += w + " = select(" + inside("n" + axis) + " && n" + axis + " == " +
-            p + ", 1.0, 0.0)\n";
+    code += w + " = select(" + inside("n" + axis) + " && n" + axis +
+            " == " + p + ", 1.0, 0.0)\n";
     return code;
   }
   code += "b" + axis + " = floor(" + m + ")\ng" + axis + " = b" + axis +
@@ -133,7 +133,8 @@ void expandGridSample(ExpansionContext &ctx) {
     ctx.fail("mode '" + s.mode + "' is not bilinear, nearest or bicubic");
   if (s.padding != "zeros" && s.padding != "border" &&
       s.padding != "reflection")
-    ctx.fail("padding_mode '" + s.padding + "' is not zeros, border or "
+    ctx.fail("padding_mode '" + s.padding +
+             "' is not zeros, border or "
              "reflection");
   std::int64_t h = ctx.constantDim(x.shape[2]), w = ctx.constantDim(x.shape[3]);
   double visits = double(h) * double(w);
@@ -160,8 +161,9 @@ void expandGridSample(ExpansionContext &ctx) {
                ? "(" + g + " + 1.0) / 2.0 * " + lit(double(size - 1))
                : "((" + g + " + 1.0) * " + lit(double(size)) + " - 1.0) / 2.0";
   };
-  std::string code = "cx = " + unnormalize("sx", w) + "\ncy = " +
-                     unnormalize("sy", h) + "\npx = f32(jx)\npy = f32(jy)\n";
+  std::string code = "cx = " + unnormalize("sx", w) +
+                     "\ncy = " + unnormalize("sy", h) +
+                     "\npx = f32(jx)\npy = f32(jy)\n";
   code += axisWeight(s, "x", w) + axisWeight(s, "y", h);
   code += "v = wx * wy * a\n";
   ctx.addMap("sample", all, ranges,

@@ -269,8 +269,10 @@ MatMulSpace matMulSpace(ExpansionContext &ctx, const ir::Container &a,
     ctx.fail("the output's rank does not fit the operands'");
   std::size_t batchRank = y.shape.size() - !s.aVector - !s.bVector;
   std::vector<Expr> yBatch(y.shape.begin(), y.shape.begin() + batchRank);
-  std::vector<Expr> aBatch(a.shape.begin(), a.shape.end() - (s.aVector ? 1 : 2));
-  std::vector<Expr> bBatch(b.shape.begin(), b.shape.end() - (s.bVector ? 1 : 2));
+  std::vector<Expr> aBatch(a.shape.begin(),
+                           a.shape.end() - (s.aVector ? 1 : 2));
+  std::vector<Expr> bBatch(b.shape.begin(),
+                           b.shape.end() - (s.bVector ? 1 : 2));
   if (aBatch.size() > batchRank || bBatch.size() > batchRank)
     ctx.fail("the output's rank does not fit the operands'");
   Expr k = a.shape[ra - 1];

@@ -42,8 +42,8 @@ void negativeLogLikelihood(ExpansionContext &ctx, const ir::Container &logp,
              std::string(ir::dtypeName(target.dtype)));
   if (target.shape.size() != rank - 1)
     ctx.fail("target has rank " + std::to_string(target.shape.size()) +
-             " where the input's rank " + std::to_string(rank) +
-             " needs " + std::to_string(rank - 1));
+             " where the input's rank " + std::to_string(rank) + " needs " +
+             std::to_string(rank - 1));
   std::int64_t classes = ctx.constantDim(logp.shape[1]);
   if (weight && (weight->shape.size() != 1 || weight->dtype != logp.dtype ||
                  ctx.constantDim(weight->shape[0]) != classes))
@@ -96,10 +96,10 @@ void negativeLogLikelihood(ExpansionContext &ctx, const ir::Container &logp,
   std::string weights = ctx.addTransient("weights", logp.dtype, {});
   init(total);
   init(weights);
-  ctx.addMap("pick", ip, ExpansionContext::fullRanges(logp.shape), inputs,
-             term + "\nu = select(p, " + (weight ? "w" : one) + ", " + zero +
-                 ")",
-             {{"v", total, {}, ir::Wcr::Sum}, {"u", weights, {}, ir::Wcr::Sum}});
+  ctx.addMap(
+      "pick", ip, ExpansionContext::fullRanges(logp.shape), inputs,
+      term + "\nu = select(p, " + (weight ? "w" : one) + ", " + zero + ")",
+      {{"v", total, {}, ir::Wcr::Sum}, {"u", weights, {}, ir::Wcr::Sum}});
   ctx.addMap("mean", {}, {}, {{"s", total, {}}, {"n", weights, {}}},
              "y = s / n", {{"y", loss.name, {}}});
 }
@@ -116,9 +116,9 @@ void expandSoftmaxCrossEntropy(ExpansionContext &ctx) {
     ctx.fail("scores have rank " + std::to_string(scores.shape.size()) +
              "; they must be [N, C] or [N, C, d1, ...]");
   const ir::Container *logProb = ctx.output("log_prob");
-  std::string logp = logProb ? logProb->name
-                             : ctx.addTransient("log_prob", scores.dtype,
-                                                scores.shape);
+  std::string logp =
+      logProb ? logProb->name
+              : ctx.addTransient("log_prob", scores.dtype, scores.shape);
   std::vector<bool> classAxis(scores.shape.size(), false);
   classAxis[1] = true;
   addSoftmax(ctx, scores, classAxis, /*log=*/true, logp);

@@ -273,7 +273,8 @@ void localResponseNormalization(ExpansionContext &ctx) {
   std::int64_t size = ctx.intAttr("size", 0);
   if (size < 1)
     ctx.fail("size must be 1 or more");
-  double alpha = ctx.floatAttr("alpha", 1e-4), beta = ctx.floatAttr("beta", 0.75);
+  double alpha = ctx.floatAttr("alpha", 1e-4),
+         beta = ctx.floatAttr("beta", 0.75);
   double bias = ctx.floatAttr("bias", 1.0);
   std::int64_t before = (size - 1) / 2;
   auto params = ExpansionContext::params(x.shape.size());

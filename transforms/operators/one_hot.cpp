@@ -27,7 +27,8 @@ void expandOneHot(ExpansionContext &ctx) {
     ctx.fail("values must be [off, on]");
   if (y.shape.size() != indices.shape.size() + 1)
     ctx.fail("the output's rank is not the indices' rank plus one");
-  std::int64_t axis = ctx.normalizeAxis(ctx.intAttr("axis", -1), y.shape.size());
+  std::int64_t axis =
+      ctx.normalizeAxis(ctx.intAttr("axis", -1), y.shape.size());
   for (std::size_t d = 0, i = 0; d < y.shape.size(); ++d)
     if (std::int64_t(d) != axis &&
         ctx.constantDim(y.shape[d]) != ctx.constantDim(indices.shape[i++]))
@@ -42,7 +43,8 @@ void expandOneHot(ExpansionContext &ctx) {
   ctx.addMap("select", params, ExpansionContext::fullRanges(y.shape),
              {{"i", indices.name, at},
               {"d", depth.name, once},
-              {"k", ctx.addIota("positions", ir::DType::I64, positions),
+              {"k",
+               ctx.addIota("positions", ir::DType::I64, positions),
                {idx[std::size_t(axis)]}},
               {"off", values.name, {Expr(0)}},
               {"on", values.name, {Expr(1)}}},

@@ -65,7 +65,8 @@ void expandQuantizeLinear(ExpansionContext &ctx) {
   auto params = ExpansionContext::params(x.shape.size());
   auto idx = ExpansionContext::indices(params);
   std::vector<ir::MappedInput> inputs{
-      {"x", x.name, idx}, {"s", scale.name, paramIndex(ctx, scale, x.shape, idx)}};
+      {"x", x.name, idx},
+      {"s", scale.name, paramIndex(ctx, scale, x.shape, idx)}};
   std::string shifted = "round(x / s)";
   if (zero) {
     if (zero->dtype != y.dtype)
@@ -93,7 +94,8 @@ void expandDequantizeLinear(ExpansionContext &ctx) {
   auto params = ExpansionContext::params(x.shape.size());
   auto idx = ExpansionContext::indices(params);
   std::vector<ir::MappedInput> inputs{
-      {"x", x.name, idx}, {"s", scale.name, paramIndex(ctx, scale, x.shape, idx)}};
+      {"x", x.name, idx},
+      {"s", scale.name, paramIndex(ctx, scale, x.shape, idx)}};
   std::string code = "y = f32(x) * s";
   if (zero) {
     if (zero->dtype != x.dtype)

@@ -58,9 +58,9 @@ std::string requantize(ExpansionContext &ctx, ir::DType y) {
   if (!quantizedType(y))
     ctx.fail("the output must be uint8 or int8");
   std::string zero = ctx.input("y_zero_point") ? "f32(zy)" : "0.0";
-  return "q = round(f32(acc) * (sa * sb / sy)) + " + zero + "\ny = " +
-         std::string(ir::dtypeName(y)) + "(min(max(q, " + lo + "), " + hi +
-         "))";
+  return "q = round(f32(acc) * (sa * sb / sy)) + " + zero +
+         "\ny = " + std::string(ir::dtypeName(y)) + "(min(max(q, " + lo +
+         "), " + hi + "))";
 }
 
 /// acc (int32, y's shape) = sum of the shifted products over the MatMul
@@ -80,16 +80,17 @@ void integerProduct(ExpansionContext &ctx, const ir::Container &a,
                                       {"b", b.name, space.bIndex}};
   Expr row = space.aVector ? Expr(0) : Expr::symbol("i");
   Expr col = space.bVector ? Expr(0) : Expr::symbol("j");
-  std::int64_t rows = space.aVector ? 1 : ctx.constantDim(a.shape[a.shape.size() - 2]);
+  std::int64_t rows =
+      space.aVector ? 1 : ctx.constantDim(a.shape[a.shape.size() - 2]);
   std::int64_t cols = space.bVector ? 1 : ctx.constantDim(b.shape.back());
-  std::string code = "v = " +
-                     shifted("a", za, "za", za ? perIndex(ctx, *za, row, rows)
-                                                : std::vector<Expr>{},
-                             inputs) +
-                     " * " +
-                     shifted("b", zb, "zb", zb ? perIndex(ctx, *zb, col, cols)
-                                                : std::vector<Expr>{},
-                             inputs);
+  std::string code =
+      "v = " +
+      shifted("a", za, "za",
+              za ? perIndex(ctx, *za, row, rows) : std::vector<Expr>{},
+              inputs) +
+      " * " +
+      shifted("b", zb, "zb",
+              zb ? perIndex(ctx, *zb, col, cols) : std::vector<Expr>{}, inputs);
   ctx.addMap("accumulate", space.params, space.ranges, inputs, code,
              {{"v", acc, space.yIndex, ir::Wcr::Sum}});
 }
@@ -104,11 +105,9 @@ void expandMatMulInteger(ExpansionContext &ctx) {
 
 /// Scalar scales and y's zero point as tasklet inputs at `at` (per output
 /// channel where a scale of B or W has one value per channel).
-std::vector<ir::MappedInput> requantizeInputs(ExpansionContext &ctx,
-                                              const char *aScale,
-                                              const char *bScale,
-                                              const Expr &channel,
-                                              std::int64_t channels) {
+std::vector<ir::MappedInput>
+requantizeInputs(ExpansionContext &ctx, const char *aScale, const char *bScale,
+                 const Expr &channel, std::int64_t channels) {
   const ir::Container &sa = ctx.requireInput(aScale);
   const ir::Container &sb = ctx.requireInput(bScale);
   const ir::Container &sy = ctx.requireInput("y_scale");
@@ -129,13 +128,14 @@ void expandQLinearMatMul(ExpansionContext &ctx) {
   const ir::Container &b = ctx.requireInput("b");
   const ir::Container &y = ctx.requireOutput("y");
   std::string acc = ctx.addTransient("acc", ir::DType::I32, y.shape);
-  integerProduct(ctx, a, ctx.input("a_zero_point"), b, ctx.input("b_zero_point"),
-                 y, acc);
+  integerProduct(ctx, a, ctx.input("a_zero_point"), b,
+                 ctx.input("b_zero_point"), y, acc);
   auto op = ExpansionContext::params(y.shape.size(), "o");
   auto idx = ExpansionContext::indices(op);
   std::int64_t cols = b.shape.size() == 1 ? 1 : ctx.constantDim(b.shape.back());
-  std::vector<ir::MappedInput> in = requantizeInputs(
-      ctx, "a_scale", "b_scale", b.shape.size() == 1 ? Expr(0) : idx.back(), cols);
+  std::vector<ir::MappedInput> in =
+      requantizeInputs(ctx, "a_scale", "b_scale",
+                       b.shape.size() == 1 ? Expr(0) : idx.back(), cols);
   in.push_back({"acc", acc, idx});
   ctx.addMap("requantize", op, ExpansionContext::fullRanges(y.shape), in,
              requantize(ctx, y.dtype), {{"y", y.name, idx}});
@@ -165,10 +165,9 @@ void integerConvolution(ExpansionContext &ctx, const ir::Container &x,
   for (std::size_t t = 0; t < d; ++t)
     inner[2 + t] = inner[2 + t] + Expr(g.pads[t]);
   std::vector<ir::MappedInput> shiftIn{{"x", x.name, idx}};
-  std::string value = shifted("x", zx, "zx",
-                              zx ? perIndex(ctx, *zx, Expr(0), 1)
-                                 : std::vector<Expr>{},
-                              shiftIn);
+  std::string value = shifted(
+      "x", zx, "zx", zx ? perIndex(ctx, *zx, Expr(0), 1) : std::vector<Expr>{},
+      shiftIn);
   ctx.addMap("shift", params, ExpansionContext::fullRanges(x.shape), shiftIn,
              "v = " + value, {{"v", source, inner}});
 
@@ -179,8 +178,7 @@ void integerConvolution(ExpansionContext &ctx, const ir::Container &x,
         ctx.constantDim(bias->shape[0]) != m)
       ctx.fail("the bias must be int32, one value per output channel");
     ctx.addMap("init", outParams, ExpansionContext::fullRanges(y.shape),
-               {{"b", bias->name, {outIdx[1]}}}, "v = b",
-               {{"v", acc, outIdx}});
+               {{"b", bias->name, {outIdx[1]}}}, "v = b", {{"v", acc, outIdx}});
   } else {
     ctx.addMap("init", outParams, ExpansionContext::fullRanges(y.shape), {},
                "v = i32(0)", {{"v", acc, outIdx}});
@@ -197,14 +195,14 @@ void integerConvolution(ExpansionContext &ctx, const ir::Container &x,
     all.push_back(kp);
     ranges.emplace_back(Expr(0), Expr(g.kernel[t]));
     Expr kv = Expr::symbol(kp);
-    xIdx.push_back(outIdx[2 + t] * Expr(g.strides[t]) + kv * Expr(g.dilations[t]));
+    xIdx.push_back(outIdx[2 + t] * Expr(g.strides[t]) +
+                   kv * Expr(g.dilations[t]));
     wIdx.push_back(kv);
   }
   std::vector<ir::MappedInput> in{{"x", source, xIdx}, {"w", w.name, wIdx}};
-  std::string weight = shifted("w", zw, "zw",
-                               zw ? perIndex(ctx, *zw, outIdx[1], m)
-                                  : std::vector<Expr>{},
-                               in);
+  std::string weight =
+      shifted("w", zw, "zw",
+              zw ? perIndex(ctx, *zw, outIdx[1], m) : std::vector<Expr>{}, in);
   ctx.addMap("accumulate", all, ranges, in, "v = x * " + weight,
              {{"v", acc, outIdx, ir::Wcr::Sum}});
 }

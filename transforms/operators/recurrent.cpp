@@ -50,8 +50,8 @@ std::string activation(ExpansionContext &ctx, const std::string &name,
   if (name == "HardSigmoid")
     return "max(0.0, min(1.0, " + a(0.2) + " * " + x + " + " + b(0.5) + "))";
   if (name == "Elu")
-    return "select(" + x + " < 0.0, " + a(1.0) + " * (exp(" + x +
-           ") - 1.0), " + x + ")";
+    return "select(" + x + " < 0.0, " + a(1.0) + " * (exp(" + x + ") - 1.0), " +
+           x + ")";
   if (name == "Softsign")
     return x + " / (1.0 + abs(" + x + "))";
   if (name == "Softplus")
@@ -69,8 +69,7 @@ struct Layer {
   std::vector<bool> reverse; ///< per direction
   /// Activation expressions per direction: f (and g, h) as functions of
   /// their argument.
-  std::vector<std::vector<std::function<std::string(const std::string &)>>>
-      act;
+  std::vector<std::vector<std::function<std::string(const std::string &)>>> act;
   std::optional<double> clip;
 };
 
@@ -215,29 +214,28 @@ Expander recurrent(Cell cell) {
                           : std::vector<Expr>{Expr(d), b, j};
     };
 
-    std::string S = ctx.addTransient("hidden", x.dtype,
-                                     {T + Expr(1), Dn, Bn, Hn});
-    std::string C = lstm ? ctx.addTransient("cell", x.dtype,
-                                            {T + Expr(1), Dn, Bn, Hn})
-                         : "";
+    std::string S =
+        ctx.addTransient("hidden", x.dtype, {T + Expr(1), Dn, Bn, Hn});
+    std::string C =
+        lstm ? ctx.addTransient("cell", x.dtype, {T + Expr(1), Dn, Bn, Hn})
+             : "";
     for (std::int64_t d = 0; d < l.directions; ++d) {
       std::string ds = std::to_string(d);
       std::vector<Expr> at0{Expr(0), Expr(d), b, j};
       if (h0)
         ctx.addMap("h0_" + ds, {"b", "j"}, full({Bn, Hn}),
-                   {{"v", h0->name, stateIndex(d)}}, "s = v",
-                   {{"s", S, at0}});
+                   {{"v", h0->name, stateIndex(d)}}, "s = v", {{"s", S, at0}});
       else
-        ctx.addMap("h0_" + ds, {"b", "j"}, full({Bn, Hn}), {},
-                   "s = " + zero, {{"s", S, at0}});
+        ctx.addMap("h0_" + ds, {"b", "j"}, full({Bn, Hn}), {}, "s = " + zero,
+                   {{"s", S, at0}});
       if (lstm) {
         if (c0)
           ctx.addMap("c0_" + ds, {"b", "j"}, full({Bn, Hn}),
                      {{"v", c0->name, stateIndex(d)}}, "c = v",
                      {{"c", C, at0}});
         else
-          ctx.addMap("c0_" + ds, {"b", "j"}, full({Bn, Hn}), {},
-                     "c = " + zero, {{"c", C, at0}});
+          ctx.addMap("c0_" + ds, {"b", "j"}, full({Bn, Hn}), {}, "c = " + zero,
+                     {{"c", C, at0}});
       }
     }
 
@@ -252,7 +250,8 @@ Expander recurrent(Cell cell) {
 
         // Gate pre-activations: biases, then X[t]·Wᵀ, then S[s]·Rᵀ (GRU:
         // the update and reset gates only).
-        std::string G = ctx.addTransient("gates" + tag, x.dtype, {Bn, Expr(GH)});
+        std::string G =
+            ctx.addTransient("gates" + tag, x.dtype, {Bn, Expr(GH)});
         if (bias) {
           // GRU with linear_before_reset keeps R's candidate bias for later.
           std::string code =
@@ -263,7 +262,8 @@ Expander recurrent(Cell cell) {
               {"wb", bias->name, {Expr(d), g}},
               {"rb", bias->name, {Expr(d), g + Expr(GH)}}};
           if (linearBeforeReset)
-            in.push_back({"q", ctx.addIota("gate" + tag, ir::DType::I64, GH), {g}});
+            in.push_back(
+                {"q", ctx.addIota("gate" + tag, ir::DType::I64, GH), {g}});
           ctx.addMap("bias" + tag, {"b", "g"}, full({Bn, Expr(GH)}), in, code,
                      {{"v", G, {b, g}}});
         } else {
@@ -277,8 +277,8 @@ Expander recurrent(Cell cell) {
         std::int64_t recurrentGates = gru ? 2 * H : GH;
         ctx.addMap("recurrent" + tag, {"b", "g", "k"},
                    full({Bn, Expr(recurrentGates), Hn}),
-                   {{"h", S, now}, {"r", r.name, {Expr(d), g, k}}},
-                   "v = h * r", {{"v", G, {b, g}, ir::Wcr::Sum}});
+                   {{"h", S, now}, {"r", r.name, {Expr(d), g, k}}}, "v = h * r",
+                   {{"v", G, {b, g}, ir::Wcr::Sum}});
 
         std::vector<Expr> next{Expr(s + 1), Expr(d), b, j};
         std::vector<Expr> prev{Expr(s), Expr(d), b, j};
@@ -305,9 +305,10 @@ Expander recurrent(Cell cell) {
             pi = "pi", po = "po", pf = "pf";
           }
           code = "i = " + act[0](clipped(l, "gi + " + pi + " * c")) + "\n";
-          code += inputForget
-                      ? "f = 1.0 - i\n"
-                      : "f = " + act[0](clipped(l, "gf + " + pf + " * c")) + "\n";
+          code +=
+              inputForget
+                  ? "f = 1.0 - i\n"
+                  : "f = " + act[0](clipped(l, "gf + " + pf + " * c")) + "\n";
           code += "u = " + act[1](clipped(l, "gc")) + "\n";
           code += "m = f * c + i * u\n";
           code += "o = " + act[0](clipped(l, "go + " + po + " * m")) + "\n";
@@ -316,7 +317,8 @@ Expander recurrent(Cell cell) {
         } else {
           // GRU: the reset gate, then the candidate's recurrent product.
           std::string rs = ctx.addTransient("reset" + tag, x.dtype, {Bn, Hn});
-          std::string hc = ctx.addTransient("candidate" + tag, x.dtype, {Bn, Hn});
+          std::string hc =
+              ctx.addTransient("candidate" + tag, x.dtype, {Bn, Hn});
           ctx.addMap("reset" + tag, {"b", "j"}, full({Bn, Hn}),
                      {{"a", G, gate(1)}, {"h", S, prev}},
                      "z = " + act[0](clipped(l, "a")) + "\nv = " +
@@ -343,7 +345,8 @@ Expander recurrent(Cell cell) {
           in.push_back({"hr", hc, {b, j}});
           in.push_back({"rr", rs, {b, j}});
           code = "z = " + act[0](clipped(l, "az")) + "\n";
-          std::string candidate = linearBeforeReset ? "ah + rr * hr" : "ah + hr";
+          std::string candidate =
+              linearBeforeReset ? "ah + rr * hr" : "ah + hr";
           code += "u = " + act[1](clipped(l, candidate)) + "\n";
           code += "n = (1.0 - z) * u + z * h\n";
         }
@@ -353,15 +356,16 @@ Expander recurrent(Cell cell) {
           keep = "i64(len) > " + std::to_string(t);
         }
         auto masked = [&](const std::string &v, const std::string &old) {
-          return keep.empty() ? v : "select(" + keep + ", " + v + ", " + old + ")";
+          return keep.empty() ? v
+                              : "select(" + keep + ", " + v + ", " + old + ")";
         };
         code += "s = " + masked("n", "h") + "\n";
         if (lstm)
           code += "cn = " + masked("m", "c") + "\n";
         if (y) {
-          std::vector<Expr> yAt = l.batchFirst
-                                      ? std::vector<Expr>{b, Expr(t), Expr(d), j}
-                                      : std::vector<Expr>{Expr(t), Expr(d), b, j};
+          std::vector<Expr> yAt =
+              l.batchFirst ? std::vector<Expr>{b, Expr(t), Expr(d), j}
+                           : std::vector<Expr>{Expr(t), Expr(d), b, j};
           code += "y = " + masked("n", zero) + "\n";
           out.push_back({"y", y->name, yAt, std::nullopt});
         }

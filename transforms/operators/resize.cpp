@@ -106,7 +106,8 @@ std::size_t coefficients(ExpansionContext &ctx, const ResizeMode &m,
     right = "r > 0.0";
   else
     ctx.fail("nearest_mode '" + m.nearest + "' is not supported");
-  code += "g = " + right + "\nc0 = select(g, 0.0, 1.0)\nc1 = select(g, 1.0, 0.0)\n";
+  code +=
+      "g = " + right + "\nc0 = select(g, 0.0, 1.0)\nc1 = select(g, 1.0, 0.0)\n";
   return 2;
 }
 
@@ -162,8 +163,7 @@ void expandResize(ExpansionContext &ctx) {
                ctx.floatAttr("extrapolation_value", 0)};
   bool crop = m.transform == "tf_crop_and_resize";
   const ir::Container *scales = ctx.input("scales");
-  if (scales && scales->shape.size() == 1 &&
-      scales->shape[0].asConstant() == 0)
+  if (scales && scales->shape.size() == 1 && scales->shape[0].asConstant() == 0)
     scales = nullptr; // opset 13: an empty scales beside sizes
   const ir::Container *roi = crop ? ctx.input("roi") : nullptr;
   if (crop && !roi)
@@ -192,8 +192,9 @@ void expandResize(ExpansionContext &ctx) {
         scales ? axisValue(ctx, scales, "scales", std::int64_t(d)).constant
                : std::optional<double>(double(out) / double(in));
     bool identity =
-        !crop && ((in == out && s == 1.0 && m.transform != "tf_half_pixel_for_nn") ||
-                  (in == 1 && out == 1));
+        !crop &&
+        ((in == out && s == 1.0 && m.transform != "tf_half_pixel_for_nn") ||
+         (in == 1 && out == 1));
     if (!identity)
       axes.push_back(d);
   }
@@ -221,7 +222,9 @@ void expandResize(ExpansionContext &ctx) {
 
     // The weights of axis d.
     std::vector<ir::MappedInput> inputs{
-        {"p", ctx.addIota("out" + ax, ir::DType::I64, out), {Expr::symbol("i")}},
+        {"p",
+         ctx.addIota("out" + ax, ir::DType::I64, out),
+         {Expr::symbol("i")}},
         {"k", ctx.addIota("in" + ax, ir::DType::I64, in), {Expr::symbol("j")}}};
     std::string code = "o = f64(p)\n";
     auto read = [&](const std::string &name, const AxisValue &v) {
@@ -268,14 +271,14 @@ void expandResize(ExpansionContext &ctx) {
       code += "v = " + std::string(ir::dtypeName(x.dtype)) +
               "(select(x < 0.0 || x > " + last + ", 0.0, " + weight + "))\n";
     else
-      code += "v = " + std::string(ir::dtypeName(x.dtype)) + "(" + weight +
-              ")\n";
-    std::string w = ctx.addTransient("weights" + ax, x.dtype,
-                                     {Expr(out), Expr(in)});
-    ctx.addMap("weights" + ax, {"i", "j"},
-               {ir::Range(Expr(0), Expr(out)), ir::Range(Expr(0), Expr(in))},
-               inputs, code,
-               {{"v", w, {Expr::symbol("i"), Expr::symbol("j")}, std::nullopt}});
+      code +=
+          "v = " + std::string(ir::dtypeName(x.dtype)) + "(" + weight + ")\n";
+    std::string w =
+        ctx.addTransient("weights" + ax, x.dtype, {Expr(out), Expr(in)});
+    ctx.addMap(
+        "weights" + ax, {"i", "j"},
+        {ir::Range(Expr(0), Expr(out)), ir::Range(Expr(0), Expr(in))}, inputs,
+        code, {{"v", w, {Expr::symbol("i"), Expr::symbol("j")}, std::nullopt}});
     std::string outside;
     if (crop) {
       // Where the coordinate leaves the input, the output is the
@@ -296,8 +299,9 @@ void expandResize(ExpansionContext &ctx) {
 
     // The contraction over the input axis.
     bool lastStep = step + 1 == axes.size();
-    std::string target =
-        lastStep && !crop ? y.name : ctx.addTransient("axis" + ax, x.dtype, shape);
+    std::string target = lastStep && !crop
+                             ? y.name
+                             : ctx.addTransient("axis" + ax, x.dtype, shape);
     ctx.addMap("init" + ax, params, ExpansionContext::fullRanges(shape), {},
                "v = " + zero, {{"v", target, idx}});
     std::vector<std::string> all = params;
@@ -312,7 +316,8 @@ void expandResize(ExpansionContext &ctx) {
     if (crop) {
       std::string extrapolated =
           lastStep ? y.name : ctx.addTransient("cropped" + ax, x.dtype, shape);
-      ctx.addMap("extrapolate" + ax, params, ExpansionContext::fullRanges(shape),
+      ctx.addMap("extrapolate" + ax, params,
+                 ExpansionContext::fullRanges(shape),
                  {{"v", target, idx}, {"f", outside, {idx[d]}}},
                  "y = select(f > " + zero + ", " +
                      std::string(ir::dtypeName(x.dtype)) + "(" +
