@@ -8,7 +8,7 @@
 namespace weir::ir {
 
 template <typename Record>
-IdPositions::IdPositions(const std::vector<Record> &records) {
+IdPositions::IdPositions(const CowList<Record> &records) {
   if (records.empty())
     return;
   auto [lo, hi] = std::minmax_element(
@@ -39,15 +39,14 @@ IdPositions::IdPositions(const std::vector<Record> &records) {
       duplicates_.push_back(sorted_[i].first);
 }
 
-template IdPositions::IdPositions(const std::vector<Node> &);
-template IdPositions::IdPositions(const std::vector<Edge> &);
+template IdPositions::IdPositions(const CowList<Node> &);
+template IdPositions::IdPositions(const CowList<Edge> &);
 
 std::size_t IdPositions::sortedPosition(std::uint64_t id) const {
-  auto it = std::lower_bound(
-      sorted_.begin(), sorted_.end(), id,
-      [](const std::pair<std::uint64_t, std::uint32_t> &p, std::uint64_t want) {
-        return p.first < want;
-      });
+  auto it =
+      std::lower_bound(sorted_.begin(), sorted_.end(), id,
+                       [](const std::pair<std::uint64_t, std::uint32_t> &p,
+                          std::uint64_t want) { return p.first < want; });
   return it != sorted_.end() && it->first == id ? it->second : kAbsent;
 }
 

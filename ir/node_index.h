@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// A state's nodes (and edges) by id, for the passes that walk a whole state and look
-/// nodes up by id (validation, scope parents, analyses). They ran on
+/// A state's nodes (and edges) by id, for the passes that walk a whole state
+/// and look nodes up by id (validation, scope parents, analyses). They ran on
 /// std::maps keyed by id, allocating a tree node per node and per edge on
 /// every version of a long recipe; a NodeIndex answers with a position in
 /// `state.nodes`, so the pass can keep what it learns in flat vectors.
@@ -9,7 +9,8 @@
 ///     ir::NodeIndex index(state);
 ///     std::vector<int> indegree(index.size());
 ///     for (const ir::Edge &e : state.edges)
-///       if (std::size_t d = index.position(e.dst); d != ir::NodeIndex::kAbsent)
+///       if (std::size_t d = index.position(e.dst); d !=
+///       ir::NodeIndex::kAbsent)
 ///         ++indegree[d];
 
 #include "ir/program.h"
@@ -26,11 +27,12 @@ namespace weir::ir {
 /// ids; NodeIndex and EdgeIndex are its two uses.
 class IdPositions {
 public:
-  static constexpr std::size_t kAbsent = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t kAbsent =
+      std::numeric_limits<std::size_t>::max();
 
-  /// Instantiated for std::vector<Node> and std::vector<Edge>.
+  /// Instantiated for a state's nodes and edges.
   template <typename Record>
-  explicit IdPositions(const std::vector<Record> &records);
+  explicit IdPositions(const CowList<Record> &records);
 
   /// The position of the record with this id (the first, when two share
   /// it), or kAbsent.

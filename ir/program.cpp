@@ -98,11 +98,11 @@ std::string Memlet::str() const {
 
 namespace {
 
-/// Nodes are usually in id order (fresh ids are increasing and new nodes
-/// are appended), so a binary search finds most; a miss (the order was
-/// changed, or the id is absent) falls back to a scan. Either way the
-/// answer is exact.
-template <typename Nodes> auto *findById(Nodes &nodes, NodeId id) {
+/// The position of the node with this id, or nodes.size(). Nodes are
+/// usually in id order (fresh ids are increasing and new nodes are
+/// appended), so a binary search finds most; a miss (the order was changed,
+/// or the id is absent) falls back to a scan. Either way the answer is exact.
+std::size_t positionOf(const CowList<Node> &nodes, NodeId id) {
   std::size_t lo = 0, hi = nodes.size();
   while (lo < hi) {
     std::size_t mid = lo + (hi - lo) / 2;
@@ -112,18 +112,24 @@ template <typename Nodes> auto *findById(Nodes &nodes, NodeId id) {
       hi = mid;
   }
   if (lo < nodes.size() && nodes[lo].id == id)
-    return &nodes[lo];
-  for (auto &n : nodes)
-    if (n.id == id)
-      return &n;
-  return static_cast<decltype(&nodes[0])>(nullptr);
+    return lo;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].id == id)
+      return i;
+  return nodes.size();
 }
 
 } // namespace
 
-const Node *State::findNode(NodeId id) const { return findById(nodes, id); }
+const Node *State::findNode(NodeId id) const {
+  std::size_t at = positionOf(nodes, id);
+  return at == nodes.size() ? nullptr : &nodes[at];
+}
 
-Node *State::findNode(NodeId id) { return findById(nodes, id); }
+Node *State::findNode(NodeId id) {
+  std::size_t at = positionOf(nodes, id);
+  return at == nodes.size() ? nullptr : &nodes.edit(at);
+}
 
 const Edge *State::findEdge(EdgeId id) const {
   for (const Edge &e : edges)

@@ -4,11 +4,13 @@
 /// arguments and a sequence of states. A state is an acyclic multigraph
 /// whose nodes compute and whose edges (memlets) carry every byte that moves.
 ///
-/// A Program is a value. Copying one copies node and edge records, while the
-/// heavy parts — constant data, tasklet ASTs, symbolic expressions, nested
-/// subgraphs — are immutable and shared by pointer.
+/// A Program is a value. Copying one shares its node and edge records until
+/// a copy changes one (copy-on-write per record), and the heavy parts —
+/// constant data, tasklet ASTs, symbolic expressions, nested subgraphs — are
+/// immutable and shared by pointer.
 
 #include "ir/attribute.h"
+#include "ir/cow_list.h"
 #include "ir/dtype.h"
 #include "ir/expr.h"
 #include "ir/subset.h"
@@ -190,10 +192,12 @@ struct Edge {
   Memlet memlet;
 };
 
+/// Nodes and edges are shared with the copies of a state until changed
+/// (CowList): reading them is plain, changing one goes through edit().
 struct State {
   std::string name;
-  std::vector<Node> nodes; ///< in insertion order (deterministic)
-  std::vector<Edge> edges;
+  CowList<Node> nodes; ///< in insertion order (deterministic)
+  CowList<Edge> edges;
 
   const Node *findNode(NodeId id) const;
   Node *findNode(NodeId id);

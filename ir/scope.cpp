@@ -12,7 +12,7 @@ namespace weir::ir {
 namespace {
 
 std::map<NodeId, NodeId> computeScopeParents(const State &state) {
-  const std::vector<Node> &nodes = state.nodes;
+  const CowList<Node> &nodes = state.nodes;
   NodeIndex index(state);
   const std::size_t n = nodes.size();
   Successors graph = successors(state, index);
@@ -57,8 +57,8 @@ std::map<NodeId, NodeId> computeScopeParents(const State &state) {
   // inside a map reaches the map's entry, then the entry's parent.
   std::map<NodeId, NodeId> result;
   for (std::size_t i = 0; i < n; ++i) {
-    NodeId p = nodes[i].kind == NodeKind::MapExit ? nodes[i].map().partner
-                                                  : parent[i];
+    NodeId p =
+        nodes[i].kind == NodeKind::MapExit ? nodes[i].map().partner : parent[i];
     result.emplace_hint(result.end(), nodes[i].id, p);
   }
   return result;
@@ -115,7 +115,8 @@ Expr ScopeExecutions::of(NodeId scope, int depth) {
   return count;
 }
 
-std::vector<ScopeExecutions::Loop> ScopeExecutions::loopsOf(NodeId scope) const {
+std::vector<ScopeExecutions::Loop>
+ScopeExecutions::loopsOf(NodeId scope) const {
   std::vector<const Node *> maps;
   for (int depth = 0; scope != 0 && depth <= 1024; ++depth) {
     auto entry = entries_.find(scope);

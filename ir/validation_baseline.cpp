@@ -82,8 +82,9 @@ StateBaseline::StateBaseline(const State &state, const NodeIndex &nodes,
   // are built once per version (ir/state_memo.h).
   baseNodes_ = memoized<NodeIndex>(*base_, [&] { return NodeIndex(*base_); });
   baseEdges_ = memoized<EdgeIndex>(*base_, [&] { return EdgeIndex(*base_); });
-  changedParams_ = differences(
-      env, *memoized<IntervalEnv>(*base_, [&] { return mapParamBounds(*base_); }));
+  changedParams_ = differences(env, *memoized<IntervalEnv>(*base_, [&] {
+                                 return mapParamBounds(*base_);
+                               }));
   sameConnectors_.assign(state.nodes.size(), -1);
 }
 
@@ -91,16 +92,20 @@ bool StateBaseline::sameTasklet(const Node &n) const {
   if (!base_ || !std::holds_alternative<TaskletData>(n.payload))
     return false;
   const Node *b = baseNodes_->find(n.id);
+  if (b == &n) // shared with the base, so unchanged
+    return true;
   return b && b->kind == NodeKind::Tasklet &&
-         std::holds_alternative<TaskletData>(b->payload) &&
-         b->tasklet().code && b->tasklet().code == n.tasklet().code &&
-         b->inputs == n.inputs && b->outputs == n.outputs;
+         std::holds_alternative<TaskletData>(b->payload) && b->tasklet().code &&
+         b->tasklet().code == n.tasklet().code && b->inputs == n.inputs &&
+         b->outputs == n.outputs;
 }
 
 const Edge *StateBaseline::baseEdge(const Edge &e) const {
   if (!base_)
     return nullptr;
   const Edge *b = baseEdges_->find(e.id);
+  if (b == &e)
+    return b;
   if (!b || b->src != e.src || b->dst != e.dst ||
       b->memlet.container != e.memlet.container)
     return nullptr;
@@ -112,16 +117,17 @@ bool StateBaseline::sameConnectors(std::size_t position) {
   if (known < 0) {
     const Node &n = state_.nodes[position];
     const Node *b = baseNodes_->find(n.id);
-    known = b && b->kind == n.kind && b->payload.index() == n.payload.index() &&
-            b->inputs == n.inputs && b->outputs == n.outputs;
+    known = b == &n || (b && b->kind == n.kind &&
+                        b->payload.index() == n.payload.index() &&
+                        b->inputs == n.inputs && b->outputs == n.outputs);
   }
   return known == 1;
 }
 
 bool StateBaseline::sameEndpoints(const Edge &e, bool containerSame) {
   const Edge *b = baseEdge(e);
-  if (!b || !containerSame || b->srcConn != e.srcConn ||
-      b->dstConn != e.dstConn)
+  if (!b || !containerSame ||
+      (b != &e && (b->srcConn != e.srcConn || b->dstConn != e.dstConn)))
     return false;
   std::size_t src = nodes_.position(e.src), dst = nodes_.position(e.dst);
   return src != NodeIndex::kAbsent && dst != NodeIndex::kAbsent &&
@@ -131,7 +137,7 @@ bool StateBaseline::sameEndpoints(const Edge &e, bool containerSame) {
 bool StateBaseline::sameBounds(const Edge &e, const Container &c,
                                bool containerSame) const {
   const Edge *b = baseEdge(e);
-  if (!b || !containerSame || b->memlet.subset != e.memlet.subset)
+  if (!b || !containerSame || (b != &e && b->memlet.subset != e.memlet.subset))
     return false;
   if (changedParams_.empty())
     return true;

@@ -11,7 +11,9 @@
 /// id, the same connectors, the same (shared) tasklet code, the same memlet
 /// into a container of the same shape, under the same bounds of the map
 /// parameters it names. Everything else is checked as before, so the
-/// diagnostics are exactly validate(program)'s.
+/// diagnostics are exactly validate(program)'s. A node or edge the step
+/// did not touch is still shared with the input (ir/cow_list.h), so the
+/// comparison is one of addresses.
 
 #include "ir/interval.h"
 #include "ir/node_index.h"

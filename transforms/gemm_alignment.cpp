@@ -98,7 +98,7 @@ std::variant<GemmSite, CheckResult> site(const ir::Program &program,
   return s;
 }
 
-const ir::Edge *onlyEdge(const std::vector<const ir::Edge *> &edges,
+const ir::Edge *onlyEdge(StateGraph::Edges edges,
                          const std::string &conn, bool bySource) {
   const ir::Edge *found = nullptr;
   for (const ir::Edge *e : edges)

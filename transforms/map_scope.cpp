@@ -94,15 +94,22 @@ std::set<NodeId> bodyOf(const std::map<NodeId, NodeId> &parents, NodeId entry) {
 void renameBody(ir::State &s, NodeId entry, const std::set<NodeId> &body,
                 const Rename &rename) {
   NodeId exit = s.findNode(entry)->map().partner;
-  for (ir::Edge &e : s.edges)
-    if ((e.src == entry || body.count(e.src)) && body.count(e.dst) &&
-        !e.memlet.empty())
-      e.memlet.subset = renamed(e.memlet.subset, rename);
-  for (ir::Node &n : s.nodes)
-    if (body.count(n.id) && n.id != exit &&
-        (n.kind == ir::NodeKind::MapEntry || n.kind == ir::NodeKind::MapExit))
-      for (ir::Range &range : n.map().ranges)
-        range = renamed(range, rename);
+  s.edges.editWhere(
+      [&](const ir::Edge &e) {
+        return (e.src == entry || body.count(e.src)) && body.count(e.dst) &&
+               !e.memlet.empty();
+      },
+      [&](ir::Edge &e) { e.memlet.subset = renamed(e.memlet.subset, rename); });
+  s.nodes.editWhere(
+      [&](const ir::Node &n) {
+        return body.count(n.id) && n.id != exit &&
+               (n.kind == ir::NodeKind::MapEntry ||
+                n.kind == ir::NodeKind::MapExit);
+      },
+      [&](ir::Node &n) {
+        for (ir::Range &range : n.map().ranges)
+          range = renamed(range, rename);
+      });
 }
 
 std::optional<std::string> renamingConflict(const ir::State &s,
@@ -164,7 +171,7 @@ void redirectOrdering(ir::State &s, EdgeId id, NodeId to, bool atDst) {
   for (const ir::Edge &f : s.edges)
     drop |= f.id != id && f.src == src && f.dst == dst && isOrdering(f);
   if (drop) {
-    std::erase_if(s.edges, [&](const ir::Edge &x) { return x.id == id; });
+    s.edges.eraseIf([&](const ir::Edge &x) { return x.id == id; });
     return;
   }
   (atDst ? e.dst : e.src) = to;
@@ -191,7 +198,7 @@ void mergeEntry(ir::State &s, NodeId from, NodeId to) {
         });
     if (shared != s.edges.end()) {
       outConn[ir::scopeOut(x)] = ir::scopePartner(shared->dstConn);
-      std::erase_if(s.edges, [&](const ir::Edge &f) { return f.id == id; });
+      s.edges.eraseIf([&](const ir::Edge &f) { return f.id == id; });
       continue;
     }
     std::string y = freshPair(target, x);

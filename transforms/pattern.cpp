@@ -52,14 +52,32 @@ StateGraph::StateGraph(const ir::State &state) : state_(state) {
     nodes_.emplace_back(n.id, &n);
   std::sort(nodes_.begin(), nodes_.end(),
             [](const auto &a, const auto &b) { return a.first < b.first; });
-  in_.resize(nodes_.size());
-  out_.resize(nodes_.size());
-  for (const ir::Edge &e : state.edges) {
-    std::size_t s = indexOf(e.src), d = indexOf(e.dst);
-    if (s < nodes_.size())
-      out_[s].push_back(&e);
-    if (d < nodes_.size())
-      in_[d].push_back(&e);
+  // Counting sort of the edges by source and by destination, stable.
+  std::size_t n = nodes_.size();
+  std::vector<std::size_t> src(state.edges.size()), dst(state.edges.size());
+  in_.first.assign(n + 1, 0);
+  out_.first.assign(n + 1, 0);
+  for (std::size_t k = 0; k < state.edges.size(); ++k) {
+    src[k] = indexOf(state.edges[k].src);
+    dst[k] = indexOf(state.edges[k].dst);
+    if (src[k] < n)
+      ++out_.first[src[k] + 1];
+    if (dst[k] < n)
+      ++in_.first[dst[k] + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    out_.first[i + 1] += out_.first[i];
+    in_.first[i + 1] += in_.first[i];
+  }
+  out_.edges.resize(out_.first[n]);
+  in_.edges.resize(in_.first[n]);
+  std::vector<std::size_t> outAt(out_.first.begin(), out_.first.end() - 1),
+      inAt(in_.first.begin(), in_.first.end() - 1);
+  for (std::size_t k = 0; k < state.edges.size(); ++k) {
+    if (src[k] < n)
+      out_.edges[outAt[src[k]]++] = &state.edges[k];
+    if (dst[k] < n)
+      in_.edges[inAt[dst[k]]++] = &state.edges[k];
   }
 }
 
@@ -75,16 +93,14 @@ std::size_t StateGraph::indexOf(ir::NodeId id) const {
                                                : nodes_.size();
 }
 
-const std::vector<const ir::Edge *> &StateGraph::in(ir::NodeId id) const {
-  static const std::vector<const ir::Edge *> kNone;
+StateGraph::Edges StateGraph::in(ir::NodeId id) const {
   std::size_t i = indexOf(id);
-  return i < in_.size() ? in_[i] : kNone;
+  return i < nodes_.size() ? in_.of(i) : Edges();
 }
 
-const std::vector<const ir::Edge *> &StateGraph::out(ir::NodeId id) const {
-  static const std::vector<const ir::Edge *> kNone;
+StateGraph::Edges StateGraph::out(ir::NodeId id) const {
   std::size_t i = indexOf(id);
-  return i < out_.size() ? out_[i] : kNone;
+  return i < nodes_.size() ? out_.of(i) : Edges();
 }
 
 const ir::Node *StateGraph::node(ir::NodeId id) const {

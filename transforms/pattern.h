@@ -25,25 +25,39 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace weir::transforms {
 
 /// Adjacency of one state, built once per matching pass (State::inEdges and
-/// outEdges scan every edge).
+/// outEdges scan every edge). A node's edges come in the state's edge order.
 class StateGraph {
 public:
+  using Edges = std::span<const ir::Edge *const>;
+
   explicit StateGraph(const ir::State &state);
   const ir::State &state() const { return state_; }
-  const std::vector<const ir::Edge *> &in(ir::NodeId id) const;
-  const std::vector<const ir::Edge *> &out(ir::NodeId id) const;
+  Edges in(ir::NodeId id) const;
+  Edges out(ir::NodeId id) const;
   const ir::Node *node(ir::NodeId id) const;
 
 private:
+  /// One direction's edges by node index, in two flat arrays (a vector
+  /// per node made building and freeing the graph of every version of a
+  /// recipe a tenth of DenseNet-121's): node i's are edges[first[i]] up
+  /// to edges[first[i + 1]].
+  struct Lists {
+    std::vector<std::size_t> first;
+    std::vector<const ir::Edge *> edges;
+    Edges of(std::size_t i) const {
+      return {edges.data() + first[i], first[i + 1] - first[i]};
+    }
+  };
   const ir::State &state_;
   std::vector<std::pair<ir::NodeId, const ir::Node *>> nodes_; ///< sorted
-  std::vector<std::vector<const ir::Edge *>> in_, out_;        ///< by index
+  Lists in_, out_;
   std::size_t indexOf(ir::NodeId id) const;
 };
 

@@ -34,17 +34,17 @@ std::optional<std::string> notPlainTransient(const ir::Program &program,
 }
 
 ir::Edge &edgeWithId(ir::State &state, ir::EdgeId id) {
-  for (ir::Edge &e : state.edges)
-    if (e.id == id)
-      return e;
+  for (std::size_t i = 0; i < state.edges.size(); ++i)
+    if (state.edges[i].id == id)
+      return state.edges.edit(i);
   throw Error("edge " + std::to_string(id) + " is not in state '" + state.name +
               "'");
 }
 
 void removeNode(ir::State &state, ir::NodeId id, IdMap *idMap) {
-  std::erase_if(state.edges,
-                [&](const ir::Edge &e) { return e.src == id || e.dst == id; });
-  std::erase_if(state.nodes, [&](const ir::Node &n) { return n.id == id; });
+  state.edges.eraseIf(
+      [&](const ir::Edge &e) { return e.src == id || e.dst == id; });
+  state.nodes.eraseIf([&](const ir::Node &n) { return n.id == id; });
   if (idMap)
     idMap->erase(id);
 }
@@ -52,16 +52,18 @@ void removeNode(ir::State &state, ir::NodeId id, IdMap *idMap) {
 void renameContainerUses(ir::Program &program, const std::string &from,
                          const std::string &to) {
   for (ir::State &s : program.states) {
-    for (ir::Node &n : s.nodes)
-      if (n.kind == ir::NodeKind::Access &&
-          std::get<ir::AccessData>(n.payload).container == from) {
-        std::get<ir::AccessData>(n.payload).container = to;
-        if (n.label == from)
-          n.label = to;
-      }
-    for (ir::Edge &e : s.edges)
-      if (e.memlet.container == from)
-        e.memlet.container = to;
+    s.nodes.editWhere(
+        [&](const ir::Node &n) {
+          return n.kind == ir::NodeKind::Access && n.access().container == from;
+        },
+        [&](ir::Node &n) {
+          std::get<ir::AccessData>(n.payload).container = to;
+          if (n.label == from)
+            n.label = to;
+        });
+    s.edges.editWhere(
+        [&](const ir::Edge &e) { return e.memlet.container == from; },
+        [&](ir::Edge &e) { e.memlet.container = to; });
   }
 }
 

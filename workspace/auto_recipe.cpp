@@ -176,6 +176,21 @@ bool devectorizesCostlyWork(const ir::Program &p, const transforms::Match &m) {
   if (consumer.params.empty())
     return false;
   const std::string &last = consumer.params.back();
+  bool reducesOverLast = false;
+  for (const ir::Edge &e : s->edges) {
+    if (e.dst != consumer.partner || e.memlet.empty() || !e.memlet.wcr)
+      continue;
+    bool indexed = false;
+    for (const ir::Range &r : e.memlet.subset.dims)
+      for (const std::string &v : r.begin.freeSymbols())
+        indexed = indexed || v == last;
+    reducesOverLast = reducesOverLast || !indexed;
+  }
+  // Checked second: the walk below asks for each node's in-edges, a scan
+  // of the state's edges each, and this filter sees every match of every
+  // pass.
+  if (!reducesOverLast)
+    return false;
   // The producer's tasklets: back from its exit to its entry.
   bool expensive = false;
   std::vector<ir::NodeId> work{first->id};
@@ -193,17 +208,7 @@ bool devectorizesCostlyWork(const ir::Program &p, const transforms::Match &m) {
       work.push_back(src->id);
     }
   }
-  bool reducesOverLast = false;
-  for (const ir::Edge &e : s->edges) {
-    if (e.dst != consumer.partner || e.memlet.empty() || !e.memlet.wcr)
-      continue;
-    bool indexed = false;
-    for (const ir::Range &r : e.memlet.subset.dims)
-      for (const std::string &v : r.begin.freeSymbols())
-        indexed = indexed || v == last;
-    reducesOverLast = reducesOverLast || !indexed;
-  }
-  return reducesOverLast && expensive;
+  return expensive;
 }
 
 } // namespace

@@ -275,7 +275,7 @@ void GraphPanel::selectNode(ir::NodeId id) {
 bool GraphPanel::findNext(const QString &text) {
   if (!shown_ || text.isEmpty())
     return false;
-  const std::vector<ir::Node> &nodes =
+  const ir::CowList<ir::Node> &nodes =
       shown_->states[std::size_t(shownState_)].nodes;
   std::size_t start = 0;
   for (std::size_t i = 0; selectedNode_ && i < nodes.size(); ++i)

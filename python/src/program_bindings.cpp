@@ -254,8 +254,12 @@ void defineEdge(py::module_ &m) {
 void defineState(py::module_ &m) {
   py::class_<ir::State>(m, "State", "An acyclic dataflow graph.")
       .def_readonly("name", &ir::State::name, "The state's name.")
-      .def_readonly("nodes", &ir::State::nodes, "Nodes in insertion order.")
-      .def_readonly("edges", &ir::State::edges, "Edges (memlets).")
+      .def_property_readonly(
+          "nodes", [](const ir::State &s) { return s.nodes.toVector(); },
+          "Nodes in insertion order.")
+      .def_property_readonly(
+          "edges", [](const ir::State &s) { return s.edges.toVector(); },
+          "Edges (memlets).")
       .def(
           "node",
           [](const ir::State &s, ir::NodeId id) -> const ir::Node & {

@@ -86,8 +86,7 @@ TEST(BoundsGuard, AnUnprovenReadIsGuardedAndFailsTheRun) {
     e.run(ones(4));
     FAIL() << "the run read past the end of 'a'";
   } catch (const Error &err) {
-    EXPECT_THAT(err.what(),
-                HasSubstr("input 'v' through edge"));
+    EXPECT_THAT(err.what(), HasSubstr("input 'v' through edge"));
     EXPECT_THAT(err.what(), HasSubstr("of container 'a' f32[4] is out of "
                                       "bounds in dimension 0: index 4 "
                                       "outside [0, 4)"));
@@ -123,7 +122,7 @@ TEST(BoundsGuard, AGemmCallPastItsBufferFailsTheRun) {
   operators::expandAll(p);
   ir::Node *gemm = nullptr;
   for (ir::State &s : p.states)
-    for (ir::Node &n : s.nodes)
+    for (ir::Node &n : s.nodes.editable())
       if (n.kind == ir::NodeKind::Primitive && !gemm)
         gemm = &n;
   ASSERT_NE(gemm, nullptr);

@@ -468,7 +468,7 @@ TEST(DifferentialTargeted, IntegerDivisionByZeroThrowsInBoth) {
 
 TEST(DifferentialTargeted, GuardedDivisionByZeroDoesNotThrow) {
   ir::Program p = divisionProgram("/", 4);
-  for (ir::Node &n : p.states[0].nodes)
+  for (ir::Node &n : p.states[0].nodes.editable())
     if (n.kind == ir::NodeKind::Tasklet) {
       ir::TaskletData data;
       data.source = "c = select(b != 0, a / b, -1)";

@@ -40,7 +40,7 @@ inline ir::Program readsPastTheEnd() {
 /// (y's elements 4 and 5 stay 0).
 inline ir::Program readsInside() {
   ir::Program p = readsPastTheEnd();
-  for (ir::Node &n : p.states[0].nodes)
+  for (ir::Node &n : p.states[0].nodes.editable())
     if (n.kind == ir::NodeKind::MapEntry && n.label == "read")
       n.map().ranges[0] = ir::Range(0, 4);
   return p;

@@ -184,7 +184,7 @@ TEST(InterpTest, InnerRangesMayUseOuterParameters) {
   // The inner map runs j = 0:i+1: only the lower triangle is written.
   const std::int64_t n = 4;
   Program p = nestedMaps(n, n);
-  for (ir::Node &node : p.states[0].nodes)
+  for (ir::Node &node : p.states[0].nodes.editable())
     if (node.id == NestedIds::innerEntry || node.id == NestedIds::innerExit)
       node.map().ranges = {Range(0, Expr::symbol("i") + 1)};
   std::vector<float> x = randomFloats(n * n, 10);
@@ -218,7 +218,7 @@ TEST(InterpTest, WcrMaxAndMinCombineWithTheStoredValue) {
   Program pmax = mapProgram({{"x", DType::F32}}, {"y", DType::F32}, "y = x",
                             Expr(4), Range(0, 4), ir::Wcr::Max, Expr(0));
   // The point override applies to reads and writes; reads go back to X[i].
-  for (ir::Edge &e : pmax.states[0].edges)
+  for (ir::Edge &e : pmax.states[0].edges.editable())
     if (e.dstConn == "x")
       e.memlet = memlet("X", {Range::point(Expr::symbol("i"))});
   std::vector<float> y = contents<float>(interpret(pmax, {{"X", tx}}).at("Y"));
@@ -226,7 +226,7 @@ TEST(InterpTest, WcrMaxAndMinCombineWithTheStoredValue) {
   EXPECT_EQ(y[1], 0.0f);
 
   Program pmin = pmax;
-  for (ir::Edge &e : pmin.states[0].edges)
+  for (ir::Edge &e : pmin.states[0].edges.editable())
     if (e.memlet.wcr)
       e.memlet.wcr = ir::Wcr::Min;
   EXPECT_EQ(contents<float>(interpret(pmin, {{"X", tx}}).at("Y"))[0], -8.0f);
@@ -587,7 +587,7 @@ TEST(InterpTest, LibraryNodesMustBeExpanded) {
 
 TEST(InterpTest, PrimitiveNodesCannotBeInterpreted) {
   Program p = libraryRelu();
-  ir::Node &n = p.states[0].nodes[1];
+  ir::Node &n = p.states[0].nodes.edit(1);
   n.kind = ir::NodeKind::Primitive;
   n.payload = ir::PrimitiveData{"unary", {}};
   expectError(
@@ -599,7 +599,7 @@ TEST(InterpTest, PrimitiveNodesCannotBeInterpreted) {
 
 TEST(InterpTest, WideMemletsIntoTaskletsAreNotSupported) {
   TopLevel tl = topLevelProgram();
-  for (ir::Edge &e : tl.p.states[0].edges)
+  for (ir::Edge &e : tl.p.states[0].edges.editable())
     if (e.dstConn == "b")
       e.memlet = memlet("X", {Range(2, 4)});
   expectError(
@@ -663,7 +663,7 @@ TEST(InterpTest, OutOfBoundsAccessesAreErrors) {
   // interpreter catches it on the last iteration.
   Program p = mapProgram({{"x", DType::F32}}, {"y", DType::F32}, "y = x",
                          Expr::symbol("N"), Range(0, Expr::symbol("N")));
-  for (ir::Edge &e : p.states[0].edges)
+  for (ir::Edge &e : p.states[0].edges.editable())
     if (e.dstConn == "x")
       e.memlet = memlet("X", {Range::point(Expr::symbol("i") + 1)});
   expectError(

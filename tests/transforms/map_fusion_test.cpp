@@ -435,7 +435,7 @@ TEST(MapFusion, RefusesAContainerOneMapReadsAndTheOtherWrites) {
 
 TEST(MapFusion, KeepsTheProducersSchedule) {
   GraphBuilder g = twoMaps();
-  for (ir::Node &n : g.p.states[0].nodes)
+  for (ir::Node &n : g.p.states[0].nodes.editable())
     if ((n.kind == ir::NodeKind::MapEntry || n.kind == ir::NodeKind::MapExit) &&
         n.label == "relu")
       n.map().schedule = ir::Schedule::Sequential;

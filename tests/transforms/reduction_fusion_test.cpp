@@ -200,7 +200,7 @@ TEST(ReductionFusion, BroadcastReadsOnlyWhenAsked) {
 
 TEST(ReductionFusion, RefusesAnExpensiveValue) {
   GraphBuilder g = softmax();
-  for (ir::Node &n : g.p.states[0].nodes)
+  for (ir::Node &n : g.p.states[0].nodes.editable())
     if (n.kind == ir::NodeKind::Tasklet && n.label == "scale")
       n.payload = ir::TaskletData{
           "d = exp(x * 0.125) * 2.0 - x / 3.0 + 1.0",

@@ -85,7 +85,7 @@ splitMap(ir::Program &p, ir::NodeId entry, std::size_t k,
   s.findNode(ix)->inputs = outerExit.inputs;
   s.findNode(ix)->outputs = outerExit.outputs;
   std::vector<ir::Edge> in, out;
-  for (ir::Edge &e : s.edges) {
+  for (ir::Edge &e : s.edges.editable()) {
     // Ordering edges into the outer entry or out of the outer exit stay.
     if (e.dst == entry && !e.dstConn.empty())
       in.push_back(e);
@@ -112,7 +112,7 @@ splitMap(ir::Program &p, ir::NodeId entry, std::size_t k,
 /// Sets every map's schedule (entries and exits).
 inline void setSchedules(ir::Program &p, ir::Schedule schedule) {
   for (ir::State &s : p.states)
-    for (ir::Node &n : s.nodes)
+    for (ir::Node &n : s.nodes.editable())
       if (n.kind == ir::NodeKind::MapEntry || n.kind == ir::NodeKind::MapExit)
         n.map().schedule = schedule;
 }

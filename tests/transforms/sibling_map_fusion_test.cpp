@@ -170,7 +170,7 @@ TEST(SiblingMapFusion, RefusesMapsThatShareNoData) {
 TEST(SiblingMapFusion, RefusesDifferentReadsOfTheData) {
   GraphBuilder g = siblings();
   Match m = fusionMatches(g.p).at(0);
-  for (ir::Edge &e : g.p.states[0].edges)
+  for (ir::Edge &e : g.p.states[0].edges.editable())
     if (e.src == m.node("data") && e.dst == m.node("second"))
       e.memlet.subset = ir::parseSubset("0:2, 0:6");
   ASSERT_EQ(g.p.states[0].findNode(m.node("data"))->access().container, "x");

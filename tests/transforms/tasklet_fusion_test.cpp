@@ -368,7 +368,7 @@ TEST(TaskletFusion, RefusesWriteConflictResolution) {
 
   // A hand-over edge claiming a write-conflict resolution.
   TopLevel t = topLevel(ir::DType::F32, "t = x", "y = t", ir::DType::F32);
-  for (ir::Edge &e : t.g.p.states[0].edges)
+  for (ir::Edge &e : t.g.p.states[0].edges.editable())
     if (e.src == t.first)
       e.memlet.wcr = ir::Wcr::Max;
   EXPECT_THAT(reason(t.g.p, t.match()),
@@ -425,8 +425,8 @@ TEST(TaskletFusion, RefusesDisagreeingTypes) {
   edge(lit.g, lit.x, "", lit.second, "x", at0("x"));
   ir::Node &s1 = *lit.g.p.states[0].findNode(lit.first);
   s1.inputs.clear();
-  std::erase_if(lit.g.p.states[0].edges,
-                [&](const ir::Edge &e) { return e.dst == lit.first; });
+  lit.g.p.states[0].edges.eraseIf(
+      [&](const ir::Edge &e) { return e.dst == lit.first; });
   expectValid(lit.g.p);
   EXPECT_THAT(reason(lit.g.p, lit.match()),
               HasSubstr("statement 1 of tasklet 'first' (%" +
@@ -438,7 +438,7 @@ TEST(TaskletFusion, RefusesAnEdgeThatIsNotAHandOver) {
   // A memlet naming a container between two tasklets moves no value a
   // tasklet could read as a local.
   TopLevel t = topLevel(ir::DType::F32, "t = x", "y = t", ir::DType::F32);
-  for (ir::Edge &e : t.g.p.states[0].edges)
+  for (ir::Edge &e : t.g.p.states[0].edges.editable())
     if (e.src == t.first)
       e.memlet = at0("x");
   EXPECT_THAT(reason(t.g.p, t.match()),

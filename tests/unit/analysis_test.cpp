@@ -200,7 +200,7 @@ Program triangle(std::int64_t rows, std::int64_t width) {
   State &s = p.states[0];
   for (NodeId id : {Ids::innerEntry, Ids::innerExit})
     s.findNode(id)->map().ranges = {Range(0, end)};
-  for (Edge &e : s.edges)
+  for (Edge &e : s.edges.editable())
     if (e.src == Ids::outerEntry)
       e.memlet = memlet("X", {Range::point(i), Range(0, end)});
   return p;
@@ -289,9 +289,9 @@ TEST(Scope, NodeOrderDoesNotMatter) {
   Program p = nestedMaps(4, 8);
   State &s = p.states[0];
   std::map<NodeId, NodeId> expected = scopeParents(s);
-  std::reverse(s.nodes.begin(), s.nodes.end());
+  s.nodes.reverse();
   EXPECT_EQ(scopeParents(s), expected);
-  std::reverse(s.edges.begin(), s.edges.end());
+  s.edges.reverse();
   EXPECT_EQ(scopeParents(s), expected);
   EXPECT_EQ(expected.at(Ids::tasklet), Ids::innerEntry);
 }

@@ -612,10 +612,11 @@ TEST(StructuralHash, ChangesWithEveryStructuralEdit) {
   expectChanged("shape",
                 [](Program &p) { p.containers.at("bias").shape = {Expr(4)}; });
   expectChanged("memlet subset", [](Program &p) {
-    p.states[0].edges[0].memlet.subset.dims[0] = Range(0, 2);
+    p.states[0].edges.edit(0).memlet.subset.dims[0] = Range(0, 2);
   });
-  expectChanged("wcr",
-                [](Program &p) { p.states[0].edges[1].memlet.wcr = Wcr::Max; });
+  expectChanged("wcr", [](Program &p) {
+    p.states[0].edges.edit(1).memlet.wcr = Wcr::Max;
+  });
   expectChanged("node label", [](Program &p) {
     p.states[0].findNode(ReluIds::relu)->label = "relu1";
   });

@@ -25,7 +25,7 @@ inline std::string dump(const std::vector<Diagnostic> &ds) {
 
 /// The edge or node with this id in the first state; throws when none.
 inline Edge &edge(Program &p, EdgeId id) {
-  for (Edge &e : p.states[0].edges)
+  for (Edge &e : p.states[0].edges.editable())
     if (e.id == id)
       return e;
   throw weir::Error("no edge " + std::to_string(id));
@@ -39,10 +39,7 @@ inline Node &node(Program &p, NodeId id) {
 }
 
 inline void removeEdge(Program &p, EdgeId id) {
-  auto &es = p.states[0].edges;
-  es.erase(std::remove_if(es.begin(), es.end(),
-                          [&](const Edge &e) { return e.id == id; }),
-           es.end());
+  p.states[0].edges.eraseIf([&](const Edge &e) { return e.id == id; });
 }
 
 /// Replaces a tasklet's code (parsed and printed as the importer does).

@@ -40,8 +40,7 @@ void expectSame(const Program &base, const Program &broken,
     return d.severity == Severity::Error &&
            d.message.find(phrase) != std::string::npos;
   });
-  EXPECT_TRUE(found) << "no error contains '" << phrase << "':\n"
-                     << dump(full);
+  EXPECT_TRUE(found) << "no error contains '" << phrase << "':\n" << dump(full);
 }
 
 struct Case {
@@ -61,7 +60,9 @@ TEST(ValidateAgainstBase, AnUnchangedProgramHasNothingToReport) {
 TEST(ValidateAgainstBase, FindsWhatTheFullValidationFinds) {
   const std::vector<Case> cases = {
       {"a changed memlet out of bounds",
-       [](Program &p) { edge(p, Ids::aIn).memlet.subset = Subset{{Range(0, 11)}}; },
+       [](Program &p) {
+         edge(p, Ids::aIn).memlet.subset = Subset{{Range(0, 11)}};
+       },
        "edge 1 subset A[0:11] is out of bounds"},
       {"an unchanged memlet out of bounds through a wider map range",
        [](Program &p) {
@@ -95,8 +96,7 @@ TEST(ValidateAgainstBase, FindsWhatTheFullValidationFinds) {
        [](Program &p) { p.containers.at("B").dtype = DType::F64; },
        "dtype mismatch on edge 4"},
       {"an unchanged edge whose endpoint changed id",
-       [](Program &p) { edge(p, Ids::cOut).dst = Ids::a; },
-       "has a cycle"},
+       [](Program &p) { edge(p, Ids::cOut).dst = Ids::a; }, "has a cycle"},
       {"an edge removed", [](Program &p) { removeEdge(p, Ids::aInner); },
        "input connector 'a' of tasklet 'add' (%5) has no incoming edge"},
       {"the state renamed (nothing to compare with) and broken",
@@ -122,7 +122,7 @@ TEST(ValidateAgainstBase, SymbolicShapesAndNestedMaps) {
   // An unchanged inner edge under an outer map whose range grew.
   Program base = nestedMaps(4, 8);
   Program wider = base;
-  for (Node &n : wider.states[0].nodes)
+  for (Node &n : wider.states[0].nodes.editable())
     if ((n.kind == NodeKind::MapEntry || n.kind == NodeKind::MapExit) &&
         n.map().params.size() == 1 && n.map().ranges[0].end == Expr(4))
       n.map().ranges = {Range(0, 5)};
@@ -130,7 +130,7 @@ TEST(ValidateAgainstBase, SymbolicShapesAndNestedMaps) {
 
   Program sym = matmulWithWcr(Expr::symbol("M"), 16, Expr::symbol("K"));
   Program swapped = sym;
-  for (Node &n : swapped.states[0].nodes)
+  for (Node &n : swapped.states[0].nodes.editable())
     if (n.kind == NodeKind::MapEntry || n.kind == NodeKind::MapExit)
       n.map().ranges[1] = Range(0, 17);
   expectSame(sym, swapped, "is out of bounds");

@@ -470,8 +470,8 @@ TEST(State, FindNodeFindsNodesOutOfIdOrder) {
   }
   for (NodeId id = 1; id <= 8; ++id)
     ASSERT_EQ(s.findNode(id)->id, id);
-  std::swap(s.nodes[1], s.nodes[6]);
-  std::rotate(s.nodes.begin(), s.nodes.begin() + 3, s.nodes.end());
+  s.nodes.swapAt(1, 6);
+  s.nodes.rotate(s.nodes.begin(), s.nodes.begin() + 3, s.nodes.end());
   for (NodeId id = 1; id <= 8; ++id) {
     ASSERT_NE(s.findNode(id), nullptr) << id;
     EXPECT_EQ(s.findNode(id)->id, id);

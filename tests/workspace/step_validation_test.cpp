@@ -40,8 +40,7 @@ TEST_P(StepValidation, EveryAutoRecipeStepAgreesWithAFullValidation) {
     std::vector<ir::Diagnostic> full = ir::validate(*after);
     EXPECT_FALSE(ir::hasErrors(full)) << "step " << i << "\n" << dump(full);
     EXPECT_EQ(dump(ir::validate(*after, *before)), dump(full))
-        << "step " << i << " (" << ws.versions()[i].step->transformation
-        << ")";
+        << "step " << i << " (" << ws.versions()[i].step->transformation << ")";
   }
 }
 
@@ -65,7 +64,7 @@ public:
                                 const transforms::Match &,
                                 const transforms::Params &) const override {
     transforms::ApplyResult r{program, transforms::identityIdMap(program)};
-    for (ir::Node &n : r.program.states[0].nodes)
+    for (ir::Node &n : r.program.states[0].nodes.editable())
       if (n.kind == ir::NodeKind::Tasklet) {
         auto code = std::make_shared<const ir::tasklet::Code>(
             ir::tasklet::parse("c = a && b"));
@@ -79,7 +78,9 @@ public:
 TEST(StepValidationInput, AStepThatBreaksAnUnchangedProgramIsRefused) {
   transforms::registerTransformation(std::make_shared<BreakTasklet>());
   struct Unregister {
-    ~Unregister() { transforms::unregisterTransformation("test-break-tasklet"); }
+    ~Unregister() {
+      transforms::unregisterTransformation("test-break-tasklet");
+    }
   } unregister;
   Workspace ws(onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
                                         "/resources/models/cnn.onnx")

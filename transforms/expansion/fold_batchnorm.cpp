@@ -192,7 +192,7 @@ ApplyResult FoldBatchNorm::apply(const ir::Program &program, const Match &match,
   ir::Node *convMut = state.findNode(conv);
   if (!convMut->findInput("B"))
     convMut->inputs.push_back({"B", ir::DType::F32});
-  std::erase_if(state.edges, [&](const ir::Edge &e) {
+  state.edges.eraseIf([&](const ir::Edge &e) {
     return e.dst == conv && (e.dstConn == "W" || e.dstConn == "B");
   });
   ir::addEdge(p, state, wAccess, "", conv, "W",
@@ -206,11 +206,12 @@ ApplyResult FoldBatchNorm::apply(const ir::Program &program, const Match &match,
       yAccess = e.dst;
       y = e.memlet.container;
     }
-  for (ir::Edge &e : state.edges)
-    if (e.src == conv && e.dst == mid) {
-      e.dst = yAccess;
-      e.memlet.container = y;
-    }
+  state.edges.editWhere(
+      [&](const ir::Edge &e) { return e.src == conv && e.dst == mid; },
+      [&](ir::Edge &e) {
+        e.dst = yAccess;
+        e.memlet.container = y;
+      });
   removeNode(state, bn, &r.idMap);
   removeNode(state, mid, &r.idMap);
   r.idMap[bn] = conv;

@@ -123,9 +123,8 @@ ApplyResult RemoveIdentity::apply(const ir::Program &program,
   std::string in = state.findNode(inNode)->access().container;
   std::string out = state.findNode(outNode)->access().container;
   // Consumers of the copy's output read from the input's access node.
-  for (ir::Edge &e : state.edges)
-    if (e.src == outNode)
-      e.src = inNode;
+  state.edges.editWhere([&](const ir::Edge &e) { return e.src == outNode; },
+                        [&](ir::Edge &e) { e.src = inNode; });
   removeNode(state, op, &r.idMap);
   removeNode(state, outNode, &r.idMap);
   r.idMap[outNode] = inNode;

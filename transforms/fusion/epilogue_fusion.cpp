@@ -127,8 +127,8 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
       abRoots.insert(rootOf(p, e->memlet.container));
 
   // Its one output becomes the gemm's C.
-  std::vector<const ir::Edge *> writes = g.out(out.map.tasklet);
-  std::vector<const ir::Edge *> stores = g.out(out.map.exit);
+  StateGraph::Edges writes = g.out(out.map.tasklet);
+  StateGraph::Edges stores = g.out(out.map.exit);
   if (writes.size() != 1 || stores.size() != 1)
     return fail("the map writes " + std::to_string(stores.size()) +
                 " arrays; the gemm's epilogue writes one");

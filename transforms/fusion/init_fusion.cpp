@@ -90,7 +90,7 @@ CheckResult planFusion(const ir::Program &p, const Match &match, Plan &out) {
   if (auto *r = std::get_if<CheckResult>(&map))
     return *r;
   out.map = std::get<ElementwiseMap>(map);
-  std::vector<const ir::Edge *> writes = g.out(out.map.tasklet);
+  StateGraph::Edges writes = g.out(out.map.tasklet);
   if (writes.size() != 1 || g.out(exit).size() != 1 ||
       writes[0]->memlet.container != out.x)
     return fail("the map writes more than '" + out.x + "'");
@@ -262,7 +262,7 @@ ApplyResult InitFusion::rewrite(const ir::Program &program, const Match &match,
       return c.name == ir::scopeOut(via);
     });
   }
-  std::erase_if(s.edges, [&](const ir::Edge &e) {
+  s.edges.eraseIf([&](const ir::Edge &e) {
     return e.id == plan.gemm.inner || e.id == plan.gemm.outer;
   });
 

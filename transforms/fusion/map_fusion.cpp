@@ -66,7 +66,8 @@ std::string accessName(const ir::Node &n) {
 class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, Plan &plan)
-      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), plan_(plan) {
+      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)),
+        g_(*graph_), plan_(plan) {
     plan.firstExit = match.node("first_exit");
     array_ = match.node("array");
     plan.secondEntry = match.node("second_entry");
@@ -318,7 +319,7 @@ private:
     for (const Link &l : plan_.links)
       handed.insert(l.outerRead);
     std::set<std::string> read1, write1, read2, write2;
-    auto collect = [&](const std::vector<const ir::Edge *> &edges,
+    auto collect = [&](StateGraph::Edges edges,
                        std::set<std::string> &into) {
       for (const ir::Edge *e : edges)
         if (!e->memlet.empty() && !handed.count(e->id))
@@ -444,11 +445,9 @@ ApplyResult MapFusion::rewrite(const ir::Program &program, const Match &match,
       e.srcConn = link.producerConn;
       e.memlet = ir::Memlet{};
     }
-    std::erase_if(s.edges,
-                  [&](const ir::Edge &e) { return e.id == link.outerRead; });
+    s.edges.eraseIf([&](const ir::Edge &e) { return e.id == link.outerRead; });
     if (!link.materialize) {
-      std::erase_if(s.edges,
-                    [&](const ir::Edge &e) { return e.id == link.write; });
+      s.edges.eraseIf([&](const ir::Edge &e) { return e.id == link.write; });
       removeNode(s, link.array, &r.idMap);
     }
   }

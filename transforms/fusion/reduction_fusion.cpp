@@ -137,8 +137,8 @@ class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, const Params &params,
           Plan &plan)
-      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), plan_(plan),
-        maxOps_(intParam(params, "max_ops")),
+      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)),
+        g_(*graph_), plan_(plan), maxOps_(intParam(params, "max_ops")),
         broadcast_(boolParam(params, "broadcast")) {
     plan.producerExit = match.node("producer_exit");
     plan.array = match.node("array");
@@ -224,7 +224,8 @@ private:
     parents_ = ir::sharedScopeParents(s_);
     const ir::Node &t = *s_.findNode(w.src);
     if (t.kind != ir::NodeKind::Tasklet ||
-        ir::parentOf(*parents_, t.id) != plan_.producerEntry || !t.tasklet().code)
+        ir::parentOf(*parents_, t.id) != plan_.producerEntry ||
+        !t.tasklet().code)
       return fail("'" + name +
                   "' is not written by a tasklet directly inside " +
                   ir::describe(*entry_, "map"));
@@ -410,7 +411,8 @@ private:
         if (r->srcConn != ir::scopeOut(*x))
           continue;
         const ir::Node &t = *s_.findNode(r->dst);
-        if (t.kind != ir::NodeKind::Tasklet || ir::parentOf(*parents_, t.id) != n.id)
+        if (t.kind != ir::NodeKind::Tasklet ||
+            ir::parentOf(*parents_, t.id) != n.id)
           return fail(ir::describe(n, "map") + " reads '" + name + "' in " +
                           ir::describe(t) +
                           ", not a tasklet directly inside it",
@@ -465,7 +467,7 @@ private:
 };
 
 void eraseEdge(ir::State &s, EdgeId id) {
-  std::erase_if(s.edges, [&](const ir::Edge &e) { return e.id == id; });
+  s.edges.eraseIf([&](const ir::Edge &e) { return e.id == id; });
 }
 
 void erasePair(ir::Node &n, const std::string &x) {
@@ -519,7 +521,7 @@ void pruneProducer(ir::Program &p, ir::State &s, const Plan &plan,
       std::set<std::string> reads;
       for (const std::string &v : sliceInputs(code, t))
         reads.insert(v);
-      std::erase_if(s.edges, [&](const ir::Edge &e) {
+      s.edges.eraseIf([&](const ir::Edge &e) {
         return e.dst == t.id && !e.dstConn.empty() && !reads.count(e.dstConn);
       });
       std::erase_if(t.inputs, [&](const ir::Connector &c) {
@@ -541,7 +543,7 @@ void pruneProducer(ir::Program &p, ir::State &s, const Plan &plan,
       unused.push_back(ir::scopeSuffix(c.name));
   }
   for (const std::string &x : unused) {
-    std::erase_if(s.edges, [&](const ir::Edge &e) {
+    s.edges.eraseIf([&](const ir::Edge &e) {
       return e.dst == entry.id && e.dstConn == ir::scopeIn(x);
     });
     erasePair(entry, x);

@@ -163,7 +163,7 @@ private:
   /// Interleaved, neither may touch what the other writes.
   CheckResult hazards() {
     std::set<std::string> read1, write1, read2, write2;
-    auto collect = [&](const std::vector<const ir::Edge *> &edges,
+    auto collect = [&](StateGraph::Edges edges,
                        std::set<std::string> &into) {
       for (const ir::Edge *e : edges)
         if (!e->memlet.empty())

@@ -105,8 +105,8 @@ class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, bool keepOutputs,
           Plan &plan)
-      : s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), keepOutputs_(keepOutputs),
-        plan_(plan) {
+      : s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)),
+        g_(*graph_), keepOutputs_(keepOutputs), plan_(plan) {
     plan.first = match.node("first");
     plan.second = match.node("second");
     a_ = s_.findNode(plan.first);
@@ -485,31 +485,34 @@ ApplyResult TaskletFusion::rewrite(const ir::Program &program,
   ApplyResult r{program, identityIdMap(program)};
   ir::State &s = stateNamed(r.program, match.state);
 
-  std::erase_if(s.edges, [&](const ir::Edge &e) {
+  s.edges.eraseIf([&](const ir::Edge &e) {
     return plan.between.count(e.id) || plan.shared.count(e.id);
   });
   // The second's edges move to the fused tasklet; an ordering edge equal to
   // one already there goes.
   std::set<EdgeId> moved;
-  for (ir::Edge &e : s.edges) {
-    if (e.dst == plan.second) {
-      e.dst = plan.first;
-      if (!e.dstConn.empty())
-        e.dstConn = plan.secondIn.at(e.dstConn);
-      moved.insert(e.id);
-    }
-    if (e.src == plan.second) {
-      e.src = plan.first;
-      if (!e.srcConn.empty())
-        e.srcConn = plan.secondOut.at(e.srcConn);
-      moved.insert(e.id);
-    }
-  }
+  s.edges.editWhere(
+      [&](const ir::Edge &e) {
+        return e.dst == plan.second || e.src == plan.second;
+      },
+      [&](ir::Edge &e) {
+        if (e.dst == plan.second) {
+          e.dst = plan.first;
+          if (!e.dstConn.empty())
+            e.dstConn = plan.secondIn.at(e.dstConn);
+        }
+        if (e.src == plan.second) {
+          e.src = plan.first;
+          if (!e.srcConn.empty())
+            e.srcConn = plan.secondOut.at(e.srcConn);
+        }
+        moved.insert(e.id);
+      });
   std::set<std::pair<NodeId, NodeId>> ordered;
   for (const ir::Edge &e : s.edges)
     if (!moved.count(e.id) && isOrdering(e))
       ordered.emplace(e.src, e.dst);
-  std::erase_if(s.edges, [&](const ir::Edge &e) {
+  s.edges.eraseIf([&](const ir::Edge &e) {
     return moved.count(e.id) && isOrdering(e) && ordered.count({e.src, e.dst});
   });
   *s.findNode(plan.first) = plan.fused;

@@ -37,7 +37,7 @@ CheckResult planInPlace(const ir::Program &p, const Match &match, Plan &out) {
   const gemm_alignment::ElementwiseMap &m =
       std::get<gemm_alignment::ElementwiseMap>(map);
   out.x = g.node(input)->access().container;
-  std::vector<const ir::Edge *> writes = g.out(m.tasklet);
+  StateGraph::Edges writes = g.out(m.tasklet);
   if (writes.size() != 1)
     return fail("the map writes more than one array");
   out.y = writes[0]->memlet.container;

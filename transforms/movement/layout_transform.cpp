@@ -217,11 +217,12 @@ public:
     }
     std::string xb = addBlocked(x + "_blocked", p_.container(x));
     NodeId xbAccess = ir::addAccess(p_, s_, xb);
-    for (ir::Edge &out : s_.edges)
-      if (out.src == e && out.dst == xAccess) {
-        out.dst = xbAccess;
-        out.memlet = {xb, ir::Subset::full(p_.container(xb).shape), {}};
-      }
+    s_.edges.editWhere(
+        [&](const ir::Edge &out) { return out.src == e && out.dst == xAccess; },
+        [&](ir::Edge &out) {
+          out.dst = xbAccess;
+          out.memlet = {xb, ir::Subset::full(p_.container(xb).shape), {}};
+        });
     addReorder(false, xb, xbAccess, x, xAccess, s_.findNode(e)->label);
     return {xb, xbAccess};
   }

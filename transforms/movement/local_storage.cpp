@@ -445,13 +445,16 @@ ApplyResult LocalStorage::rewrite(const ir::Program &program,
 
   if (plan.in) {
     // outer -> load map -> buffer -> inner.
-    for (ir::Edge &e : s.edges)
-      if (e.src == plan.outer && e.dst == plan.inner &&
-          e.memlet.container == a) {
-        e.dst = ce;
-        e.dstConn = ir::scopeIn(a);
-        e.memlet.subset = box;
-      }
+    s.edges.editWhere(
+        [&](const ir::Edge &e) {
+          return e.src == plan.outer && e.dst == plan.inner &&
+                 e.memlet.container == a;
+        },
+        [&](ir::Edge &e) {
+          e.dst = ce;
+          e.dstConn = ir::scopeIn(a);
+          e.memlet.subset = box;
+        });
     ir::addEdge(p, s, cx, ir::scopeOut(l), access, "",
                 ir::Memlet{l, whole, {}});
     ir::addEdge(p, s, access, "", plan.inner, ir::scopeIn(l),
@@ -464,13 +467,16 @@ ApplyResult LocalStorage::rewrite(const ir::Program &program,
       ir::addEdge(p, s, plan.outer, "", plan.inner, "", ir::Memlet{});
   } else {
     // inner exit -> buffer -> store map -> outer exit.
-    for (ir::Edge &e : s.edges)
-      if (e.src == plan.innerExit && e.dst == plan.outerExit &&
-          e.memlet.container == a) {
-        e.src = cx;
-        e.srcConn = ir::scopeOut(a);
-        e.memlet.subset = box;
-      }
+    s.edges.editWhere(
+        [&](const ir::Edge &e) {
+          return e.src == plan.innerExit && e.dst == plan.outerExit &&
+                 e.memlet.container == a;
+        },
+        [&](ir::Edge &e) {
+          e.src = cx;
+          e.srcConn = ir::scopeOut(a);
+          e.memlet.subset = box;
+        });
     ir::addEdge(p, s, plan.innerExit, ir::scopeOut(l), access, "",
                 ir::Memlet{l, whole, {}});
     ir::addEdge(p, s, access, "", ce, ir::scopeIn(l), ir::Memlet{l, whole, {}});
@@ -482,8 +488,8 @@ ApplyResult LocalStorage::rewrite(const ir::Program &program,
                         [&](const ir::Node &n) { return n.id == id; });
   };
   auto at = plan.in ? pos(plan.inner) : std::next(pos(plan.innerExit));
-  std::rotate(at, s.nodes.begin() + static_cast<std::ptrdiff_t>(firstNew),
-              s.nodes.end());
+  s.nodes.rotate(at, s.nodes.begin() + static_cast<std::ptrdiff_t>(firstNew),
+                 s.nodes.end());
   return r;
 }
 

@@ -127,7 +127,7 @@ ApplyResult MapCollapse::rewrite(const ir::Program &program, const Match &match,
         !e.srcConn.empty())
       exitConn[ir::scopePartner(e.srcConn)] = e.dstConn;
   }
-  std::vector<ir::Edge> kept;
+  ir::CowList<ir::Edge> kept;
   for (ir::Edge e : s.edges) {
     bool middle = (e.src == nest.outerEntry && e.dst == nest.innerEntry) ||
                   (e.src == nest.innerExit && e.dst == nest.outerExit);

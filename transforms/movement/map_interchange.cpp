@@ -204,7 +204,7 @@ void rederive(const ir::Program &before, ir::State &s,
         return e.memlet.subset;
     return middle.memlet.subset;
   };
-  for (ir::Edge &middle : s.edges) {
+  for (ir::Edge &middle : s.edges.editable()) {
     bool entrySide = middle.src == nest.outerEntry && !middle.memlet.empty();
     bool exitSide = middle.dst == nest.outerExit && !middle.memlet.empty();
     if (!entrySide && !exitSide)

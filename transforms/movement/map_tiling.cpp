@@ -412,7 +412,7 @@ ApplyResult MapTiling::rewrite(const ir::Program &program, const Match &match,
       innerWrites[ir::scopeSuffix(e.dstConn)].push_back(&e);
   }
   bool entryFed = false, exitDrained = false;
-  for (ir::Edge &e : s.edges) {
+  for (ir::Edge &e : s.edges.editable()) {
     if (e.dst == plan.entry) {
       e.dst = oe.id;
       if (e.dstConn.empty())

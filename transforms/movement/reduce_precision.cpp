@@ -262,11 +262,16 @@ ApplyResult ReducePrecision::rewrite(const ir::Program &program,
   if (c.isConstant())
     c.constant = toBfloat16(c.constant);
   for (ir::State &s : r.program.states)
-    for (ir::Node &n : s.nodes)
-      if (auto it = plan.tasklets.find(n.id); it != plan.tasklets.end())
-        retype(n, it->second.first, it->second.second);
-      else if (auto sc = plan.scopes.find(n.id); sc != plan.scopes.end())
-        retypeConnectors(n, sc->second.first, sc->second.second);
+    s.nodes.editWhere(
+        [&](const ir::Node &n) {
+          return plan.tasklets.count(n.id) || plan.scopes.count(n.id);
+        },
+        [&](ir::Node &n) {
+          if (auto it = plan.tasklets.find(n.id); it != plan.tasklets.end())
+            retype(n, it->second.first, it->second.second);
+          else if (auto sc = plan.scopes.find(n.id); sc != plan.scopes.end())
+            retypeConnectors(n, sc->second.first, sc->second.second);
+        });
   return r;
 }
 

@@ -126,11 +126,11 @@ std::variant<Copy, std::string> findCopy(const ir::Program &p,
   const ir::Node &entry = *g.node(c.entry);
   const ir::MapData &m = entry.map();
   const std::string map = nodeText(entry);
-  std::vector<const ir::Edge *> body = g.out(c.entry);
+  StateGraph::Edges body = g.out(c.entry);
   if (body.size() != 1 || !isIdentityTasklet(*g.node(body[0]->dst)))
     return map + " holds more than one `y = x` tasklet";
   c.tasklet = body[0]->dst;
-  std::vector<const ir::Edge *> tin = g.in(c.tasklet), tout = g.out(c.tasklet);
+  StateGraph::Edges tin = g.in(c.tasklet), tout = g.out(c.tasklet);
   if (tin.size() != 1 || tout.size() != 1 || tout[0]->dst != c.exit ||
       g.out(c.exit).size() != 1 || g.in(c.exit).size() != 1)
     return map + " is not one copy from one array to another";
@@ -496,14 +496,16 @@ ApplyResult RedundantCopyRemoval::rewrite(const ir::Program &program,
     for (NodeId n : {c.entry, c.tasklet, c.exit})
       removeNode(s, n, &r.idMap);
   } else {
-    std::erase_if(s.edges, [&](const ir::Edge &e) { return e.id == c.edge; });
+    s.edges.eraseIf([&](const ir::Edge &e) { return e.id == c.edge; });
   }
   const std::string &gone = plan.removed == Removed::Source ? c.a : c.b;
   const std::string &kept = plan.removed == Removed::Source ? c.b : c.a;
   int sign = plan.removed == Removed::Source ? 1 : -1;
-  for (ir::Edge &e : s.edges)
-    if (e.memlet.container == gone)
-      e.memlet.subset = shifted(e.memlet.subset, c.offset, sign);
+  s.edges.editWhere(
+      [&](const ir::Edge &e) { return e.memlet.container == gone; },
+      [&](ir::Edge &e) {
+        e.memlet.subset = shifted(e.memlet.subset, c.offset, sign);
+      });
   renameContainerUses(r.program, gone, kept);
   for (NodeId n : before)
     addOrdering(r.program, s, n, c.target);

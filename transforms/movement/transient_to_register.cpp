@@ -238,13 +238,15 @@ ApplyResult TransientToRegister::rewrite(const ir::Program &program,
     c.shape.push_back(d.size());
   c.strides = ir::rowMajorStrides(c.shape);
   for (ir::State &s : r.program.states)
-    for (ir::Edge &e : s.edges)
-      if (e.memlet.container == plan.container)
-        for (std::size_t d = 0; d < e.memlet.subset.dims.size(); ++d) {
-          ir::Range &x = e.memlet.subset.dims[d];
-          Expr base = plan.footprint.dims[d].begin;
-          x = ir::Range(x.begin - base, x.end - base, x.step);
-        }
+    s.edges.editWhere(
+        [&](const ir::Edge &e) { return e.memlet.container == plan.container; },
+        [&](ir::Edge &e) {
+          for (std::size_t d = 0; d < e.memlet.subset.dims.size(); ++d) {
+            ir::Range &x = e.memlet.subset.dims[d];
+            Expr base = plan.footprint.dims[d].begin;
+            x = ir::Range(x.begin - base, x.end - base, x.step);
+          }
+        });
   return r;
 }
 

@@ -75,7 +75,8 @@ std::vector<ir::Expr> original(const Plan &plan,
 class Planner {
 public:
   Planner(const ir::Program &p, const Match &match, Plan &plan)
-      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)), g_(*graph_), plan_(plan) {
+      : p_(p), s_(stateNamed(p, match.state)), graph_(sharedStateGraph(s_)),
+        g_(*graph_), plan_(plan) {
     plan.array = match.node("array");
     exit_ = match.node("copy_exit");
   }
@@ -376,9 +377,11 @@ ApplyResult ViewElimination::rewrite(const ir::Program &program,
         if (c.name == ir::scopeOut(from))
           c.name = ir::scopeOut(to);
       outer.dstConn = ir::scopeIn(to);
-      for (ir::Edge &e : s.edges)
-        if (e.src == reader.dst && e.srcConn == ir::scopeOut(from))
-          e.srcConn = ir::scopeOut(to);
+      s.edges.editWhere(
+          [&](const ir::Edge &e) {
+            return e.src == reader.dst && e.srcConn == ir::scopeOut(from);
+          },
+          [&](ir::Edge &e) { e.srcConn = ir::scopeOut(to); });
     }
     for (const auto &[id, subset] : reader.inner)
       edge(id).memlet = {plan.x, subset, std::nullopt};

@@ -437,21 +437,20 @@ void expandNode(ir::Program &program, ir::NodeId id, std::string_view impl) {
   // Splice: drop the library node and its edges, add the scratch nodes
   // (except the copied input access nodes, which are already there) and
   // edges, then move readers of the old output access nodes over.
-  std::erase_if(state->edges,
-                [&](const ir::Edge &e) { return e.src == id || e.dst == id; });
-  std::erase_if(state->nodes, [&](const ir::Node &n) { return n.id == id; });
-  for (ir::Node &n : scratch.nodes)
-    if (!copied.count(n.id))
-      state->nodes.push_back(std::move(n));
-  for (ir::Edge &e : scratch.edges)
-    state->edges.push_back(std::move(e));
+  state->edges.eraseIf(
+      [&](const ir::Edge &e) { return e.src == id || e.dst == id; });
+  state->nodes.eraseIf([&](const ir::Node &n) { return n.id == id; });
+  scratch.nodes.eraseIf(
+      [&](const ir::Node &n) { return copied.count(n.id) != 0; });
+  state->nodes.insert(state->nodes.end(), scratch.nodes.begin(),
+                      scratch.nodes.end());
+  state->edges.insert(state->edges.end(), scratch.edges.begin(),
+                      scratch.edges.end());
   for (const auto &[container, original] : originalOutputs) {
     ir::NodeId fresh = lastWrite.at(container);
-    for (ir::Edge &e : state->edges)
-      if (e.src == original)
-        e.src = fresh;
-    std::erase_if(state->nodes,
-                  [&](const ir::Node &n) { return n.id == original; });
+    state->edges.editWhere([&](const ir::Edge &e) { return e.src == original; },
+                           [&](ir::Edge &e) { e.src = fresh; });
+    state->nodes.eraseIf([&](const ir::Node &n) { return n.id == original; });
   }
 }
 
