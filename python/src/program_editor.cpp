@@ -247,9 +247,11 @@ transforms::ApplyResult ProgramEditor::finish() {
   live();
   finished_ = true;
   for (ir::State &s : program_.states)
-    for (ir::Node &n : s.nodes.editable())
-      if (n.kind == ir::NodeKind::Library && !n.library().flops)
-        estimate(program_, s, n);
+    s.nodes.editWhere(
+        [](const ir::Node &n) {
+          return n.kind == ir::NodeKind::Library && !n.library().flops;
+        },
+        [&](ir::Node &n) { estimate(program_, s, n); });
   return {std::move(program_), std::move(idMap_)};
 }
 
