@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <compare>
 #include <cstddef>
-#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <type_traits>
@@ -125,10 +124,6 @@ public:
   using iterator = const_iterator;
 
   CowList() = default;
-  CowList(std::initializer_list<T> items) {
-    for (const T &item : items)
-      push_back(item);
-  }
 
   std::size_t size() const { return slots_.size(); }
   bool empty() const { return slots_.empty(); }
@@ -141,8 +136,6 @@ public:
 
   /// Element i for changing, copied first when another list shares it.
   T &edit(std::size_t i) { return detached(slots_[i]); }
-  T &edit(const_iterator it) { return edit(it - begin()); }
-  T &editBack() { return detached(slots_.back()); }
 
   /// Every element for changing, in order: each one the loop reaches is
   /// copied first when shared. For loops that change most of what they
@@ -172,10 +165,6 @@ public:
   void clear() { slots_.clear(); }
   void push_back(T item) {
     slots_.push_back(std::make_shared<T>(std::move(item)));
-  }
-  template <typename... Args> T &emplace_back(Args &&...args) {
-    return *slots_.emplace_back(
-        std::make_shared<T>(std::forward<Args>(args)...));
   }
   void pop_back() { slots_.pop_back(); }
 

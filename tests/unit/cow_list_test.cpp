@@ -51,7 +51,7 @@ TEST(CowList, EditCopiesOnlyThatElement) {
 TEST(CowList, EditingTheOriginalLeavesTheCopy) {
   CowList<Item> a = items(3);
   CowList<Item> b = a;
-  a.editBack().text = "last";
+  a.edit(a.size() - 1).text = "last";
   EXPECT_EQ(b.back().text, "item 2");
   EXPECT_EQ(a.back().text, "last");
 }
