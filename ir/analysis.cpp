@@ -41,9 +41,8 @@ StateAnalysis analyzeState(const ContainerIndex &containers, const State &s,
   out.state = s.name;
   // Summed once at the end (see ir::sum).
   std::vector<Expr> bytesTerms, flopsTerms;
-  std::shared_ptr<const std::map<NodeId, NodeId>> shared =
-      sharedScopeParents(s);
-  const std::map<NodeId, NodeId> &parents = *shared;
+  std::shared_ptr<const ScopeParents> shared = sharedScopeParents(s);
+  const ScopeParents &parents = *shared;
   NodeIndex byId(s);
   ScopeExecutions executions(s, parents);
   // By position in s.nodes; nodes that share an id share the first's.

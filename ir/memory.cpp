@@ -40,13 +40,13 @@ bool perIteration(const Program &program, const std::string &name) {
   std::optional<std::pair<std::size_t, NodeId>> where;
   for (std::size_t k = 0; k < program.states.size(); ++k) {
     const State &s = program.states[k];
-    std::map<NodeId, NodeId> parents;
+    std::optional<ScopeParents> parents;
     for (const Node &n : s.nodes) {
       if (n.kind != NodeKind::Access || n.access().container != name)
         continue;
-      if (parents.empty())
+      if (!parents)
         parents = scopeParents(s);
-      std::pair<std::size_t, NodeId> here{k, parents[n.id]};
+      std::pair<std::size_t, NodeId> here{k, (*parents)[n.id]};
       if (where && *where != here)
         return false;
       where = here;
@@ -70,15 +70,14 @@ bool allocatesBuffer(const Program &program, const Container &c) {
 
 TopLevel topLevel(const State &state) {
   TopLevel t;
-  std::map<NodeId, NodeId> parent = scopeParents(state);
+  ScopeParents parent = scopeParents(state);
   for (const Node &n : state.nodes) {
     NodeId x = n.kind == NodeKind::MapExit ? n.map().partner : n.id;
     // Bounded, in case the scopes of an odd graph loop.
     for (std::size_t guard = 0; guard <= state.nodes.size(); ++guard) {
-      auto it = parent.find(x);
-      if (it == parent.end() || it->second == 0)
+      if (parent[x] == 0)
         break;
-      x = it->second;
+      x = parent[x];
     }
     t.member[n.id] = x;
   }

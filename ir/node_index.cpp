@@ -29,25 +29,45 @@ IdPositions::IdPositions(const CowList<Record> &records) {
     std::sort(duplicates_.begin(), duplicates_.end());
     return;
   }
-  sorted_.reserve(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i)
-    sorted_.emplace_back(records[i].id, static_cast<std::uint32_t>(i));
-  std::sort(sorted_.begin(), sorted_.end());
-  for (std::size_t i = 1; i < sorted_.size(); ++i)
-    if (sorted_[i].first == sorted_[i - 1].first &&
-        (duplicates_.empty() || duplicates_.back() != sorted_[i].first))
-      duplicates_.push_back(sorted_[i].first);
+  std::size_t capacity = 16;
+  unsigned bits = 4;
+  while (capacity < 2 * records.size()) {
+    capacity *= 2;
+    ++bits;
+  }
+  hashed_.assign(capacity, Slot{});
+  shift_ = 64 - bits;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const std::uint64_t id = records[i].id;
+    for (std::size_t k = slotOf(id);; k = (k + 1) & (capacity - 1)) {
+      Slot &slot = hashed_[k];
+      if (slot.at == 0) {
+        slot = Slot{id, static_cast<std::uint32_t>(i + 1)};
+        break;
+      }
+      if (slot.id == id) {
+        duplicates_.push_back(id);
+        break;
+      }
+    }
+  }
+  std::sort(duplicates_.begin(), duplicates_.end());
+  duplicates_.erase(std::unique(duplicates_.begin(), duplicates_.end()),
+                    duplicates_.end());
 }
 
 template IdPositions::IdPositions(const CowList<Node> &);
 template IdPositions::IdPositions(const CowList<Edge> &);
 
-std::size_t IdPositions::sortedPosition(std::uint64_t id) const {
-  auto it =
-      std::lower_bound(sorted_.begin(), sorted_.end(), id,
-                       [](const std::pair<std::uint64_t, std::uint32_t> &p,
-                          std::uint64_t want) { return p.first < want; });
-  return it != sorted_.end() && it->first == id ? it->second : kAbsent;
+std::size_t IdPositions::hashedPosition(std::uint64_t id) const {
+  const std::size_t mask = hashed_.size() - 1;
+  for (std::size_t k = slotOf(id);; k = (k + 1) & mask) {
+    const Slot &slot = hashed_[k];
+    if (slot.at == 0)
+      return kAbsent;
+    if (slot.id == id)
+      return slot.at - 1;
+  }
 }
 
 Successors successors(const State &state, const NodeIndex &index) {

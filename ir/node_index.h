@@ -37,19 +37,22 @@ public:
   /// The position of the record with this id (the first, when two share
   /// it), or kAbsent.
   std::size_t position(std::uint64_t id) const {
-    if (!table_.empty() || sorted_.empty()) {
+    if (!table_.empty() || hashed_.empty()) {
       if (id < low_ || id - low_ >= table_.size())
         return kAbsent;
       std::uint32_t at = table_[id - low_];
       return at == 0 ? kAbsent : at - 1;
     }
-    return sortedPosition(id);
+    return hashedPosition(id);
   }
   /// Ids that more than one record carries, ascending.
   const std::vector<std::uint64_t> &duplicateIds() const { return duplicates_; }
 
 private:
-  std::size_t sortedPosition(std::uint64_t id) const;
+  std::size_t hashedPosition(std::uint64_t id) const;
+  std::size_t slotOf(std::uint64_t id) const {
+    return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
 
   /// Position + 1 of the record with id `low_ + i` at [i] (0: none). Ids
   /// are handed out in increasing order, so a state's ids are dense enough
@@ -57,8 +60,15 @@ private:
   /// count.
   std::vector<std::uint32_t> table_;
   std::uint64_t low_ = 0;
-  /// (id, position) sorted by id, for the states whose ids are too sparse.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted_;
+  /// For the states whose ids are too sparse (a long recipe leaves them
+  /// so): an open-addressing hash table of (id, position + 1), at most
+  /// half full, probed linearly; 0 marks an empty slot.
+  struct Slot {
+    std::uint64_t id = 0;
+    std::uint32_t at = 0;
+  };
+  std::vector<Slot> hashed_;
+  unsigned shift_ = 64;
   std::vector<std::uint64_t> duplicates_;
 };
 

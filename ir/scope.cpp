@@ -9,14 +9,18 @@
 
 namespace weir::ir {
 
-namespace {
+ScopeParents::ScopeParents(const State &state)
+    : ScopeParents(state, NodeIndex(state)) {}
 
-std::map<NodeId, NodeId> computeScopeParents(const State &state) {
+ScopeParents::ScopeParents(const State &state, const NodeIndex &index)
+    : ScopeParents(state, index, successors(state, index)) {}
+
+ScopeParents::ScopeParents(const State &state, const NodeIndex &index,
+                           const Successors &graph)
+    : positions_(index) {
   const CowList<Node> &nodes = state.nodes;
-  NodeIndex index(state);
   const std::size_t n = nodes.size();
-  Successors graph = successors(state, index);
-  std::vector<int> &indeg = graph.indegree;
+  std::vector<int> indeg = graph.indegree;
 
   std::vector<NodeId> parent(n, 0);
   std::vector<bool> assigned(n, false);
@@ -54,37 +58,69 @@ std::map<NodeId, NodeId> computeScopeParents(const State &state) {
     }
   }
   // Exits report the scope their entry sits in, so a walk up from a node
-  // inside a map reaches the map's entry, then the entry's parent.
-  std::map<NodeId, NodeId> result;
+  // inside a map reaches the map's entry, then the entry's parent. Of two
+  // nodes with one id (an invalid state), the first's parent is kept, as
+  // the id table finds the first.
+  ids_.resize(n);
+  parent_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    NodeId p =
-        nodes[i].kind == NodeKind::MapExit ? nodes[i].map().partner : parent[i];
-    result.emplace_hint(result.end(), nodes[i].id, p);
+    ids_[i] = nodes[i].id;
+    std::size_t first = index.position(nodes[i].id);
+    std::size_t from = first == NodeIndex::kAbsent ? i : first;
+    parent_[i] = nodes[from].kind == NodeKind::MapExit
+                     ? nodes[from].map().partner
+                     : parent[from];
   }
-  return result;
 }
 
-} // namespace
-
-std::shared_ptr<const std::map<NodeId, NodeId>>
-sharedScopeParents(const State &state) {
-  return memoized<std::map<NodeId, NodeId>>(
-      state, [&] { return computeScopeParents(state); });
+std::vector<NodeId> ScopeParents::childrenOf(NodeId entry) const {
+  std::vector<NodeId> children;
+  for (std::size_t i = 0; i < ids_.size(); ++i)
+    if (parent_[i] == entry && positions_.position(ids_[i]) == i)
+      children.push_back(ids_[i]);
+  std::sort(children.begin(), children.end());
+  return children;
 }
 
-std::map<NodeId, NodeId> scopeParents(const State &state) {
+std::set<NodeId> ScopeParents::bodyOf(NodeId entry) const {
+  std::set<NodeId> body;
+  for (std::size_t i = 0; i < ids_.size(); ++i) {
+    NodeId x = parent_[i];
+    for (std::size_t guard = 0; x != 0 && guard <= ids_.size(); ++guard) {
+      if (x == entry) {
+        body.insert(ids_[i]);
+        break;
+      }
+      x = (*this)[x];
+    }
+  }
+  return body;
+}
+
+std::map<NodeId, NodeId> ScopeParents::toMap() const {
+  std::map<NodeId, NodeId> map;
+  for (std::size_t i = 0; i < ids_.size(); ++i)
+    map.emplace(ids_[i], parent_[i]);
+  return map;
+}
+
+std::shared_ptr<const ScopeParents> sharedScopeParents(const State &state) {
+  return memoized<ScopeParents>(state, [&] { return ScopeParents(state); });
+}
+
+ScopeParents scopeParents(const State &state) {
   if (const StateMemo *memo = currentStateMemo(); memo && memo->holds(state))
     return *sharedScopeParents(state);
-  return computeScopeParents(state);
+  return ScopeParents(state);
 }
 
-Expr scopeExecutions(const State &state,
-                     const std::map<NodeId, NodeId> &parents, NodeId scope) {
+Expr scopeExecutions(const State &state, const ScopeParents &parents,
+                     NodeId scope) {
   return ScopeExecutions(state, parents)(scope);
 }
 
 ScopeExecutions::ScopeExecutions(const State &state,
-                                 const std::map<NodeId, NodeId> &parents)
+                                 const ScopeParents &parents)
     : parents_(parents) {
   for (const Node &n : state.nodes)
     if (n.kind == NodeKind::MapEntry)

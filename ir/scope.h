@@ -3,13 +3,16 @@
 /// Map scopes of a state: which MapEntry encloses each node, and how data
 /// crosses a scope's boundary.
 
+#include "ir/node_index.h"
 #include "ir/program.h"
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace weir::ir {
 
@@ -17,22 +20,58 @@ namespace weir::ir {
 /// is in the scope it is entered from; its MapExit lies in the scope of the
 /// entry (the map's own body). Edges are assumed acyclic; nodes on a cycle
 /// land at the top level.
-std::map<NodeId, NodeId> scopeParents(const State &state);
-/// The same, shared: built once per state of a memoized program version
-/// (ir/state_memo.h), which checks reuse instead of copying.
-std::shared_ptr<const std::map<NodeId, NodeId>>
-sharedScopeParents(const State &state);
+///
+/// Flat: the parents sit in a vector by the nodes' positions, found through
+/// an id table (node_index.h). A recipe asks for a state's parents once per
+/// version, and a tree node per node made that a tenth of a long chain's
+/// optimize.
+class ScopeParents {
+public:
+  explicit ScopeParents(const State &state);
+  /// From an index and successor lists of `state` the caller has already
+  /// built (the validator's).
+  ScopeParents(const State &state, const NodeIndex &index,
+               const Successors &graph);
+
+  /// The scope of `id`: 0 at the top level, and for an id not in the state.
+  NodeId operator[](NodeId id) const {
+    std::size_t at = positions_.position(id);
+    return at == IdPositions::kAbsent ? 0 : parent_[at];
+  }
+  /// How many nodes the state has.
+  std::size_t size() const { return ids_.size(); }
+  /// The nodes the map entered at `entry` holds directly (its exit
+  /// included), by ascending id.
+  std::vector<NodeId> childrenOf(NodeId entry) const;
+  /// Nodes whose chain of enclosing scopes reaches `entry` (its exit too).
+  std::set<NodeId> bodyOf(NodeId entry) const;
+  /// (node, parent) for every node, by ascending id.
+  std::map<NodeId, NodeId> toMap() const;
+
+private:
+  ScopeParents(const State &state, const NodeIndex &index);
+
+  IdPositions positions_;
+  std::vector<NodeId> ids_;    ///< by position
+  std::vector<NodeId> parent_; ///< by position
+};
+
+/// The scope parents of `state`, built now or taken from the current
+/// version's memo (ir/state_memo.h).
+ScopeParents scopeParents(const State &state);
+/// The same, shared: built once per state of a memoized program version,
+/// which checks reuse instead of copying.
+std::shared_ptr<const ScopeParents> sharedScopeParents(const State &state);
 
 /// The scope `parents` gives `id` (0, the top level, when none).
-inline NodeId parentOf(const std::map<NodeId, NodeId> &parents, NodeId id) {
-  auto it = parents.find(id);
-  return it == parents.end() ? 0 : it->second;
+inline NodeId parentOf(const ScopeParents &parents, NodeId id) {
+  return parents[id];
 }
 
 /// Product of the range sizes of every map enclosing `scope` (itself
 /// included): how many times a node directly in that scope executes.
-Expr scopeExecutions(const State &state,
-                     const std::map<NodeId, NodeId> &parents, NodeId scope);
+Expr scopeExecutions(const State &state, const ScopeParents &parents,
+                     NodeId scope);
 
 /// scopeExecutions for many scopes of one state: each scope's count is
 /// computed once, from its parent's (an analysis asks for every node).
@@ -56,7 +95,7 @@ public:
   };
 
   /// `state` and `parents` must outlive this object.
-  ScopeExecutions(const State &state, const std::map<NodeId, NodeId> &parents);
+  ScopeExecutions(const State &state, const ScopeParents &parents);
   Expr operator()(NodeId scope);
   /// Sum of `perIteration` over every iteration of `scope` and the maps
   /// around it; `perIteration` may use their parameters (0: run once).
@@ -70,7 +109,7 @@ private:
   /// nullopt when it does not depend on them or cannot be bounded.
   std::optional<Expr> sumOverLoops(const std::vector<Loop> &loops,
                                    const Expr &perIteration);
-  const std::map<NodeId, NodeId> &parents_;
+  const ScopeParents &parents_;
   std::map<NodeId, const Node *> entries_; ///< the state's map entries
   std::map<NodeId, Expr> counts_;
 };

@@ -57,7 +57,7 @@ StateView viewState(const State &state) {
     plan.in[e.dst].push_back(&e);
   }
 
-  std::map<NodeId, NodeId> parent = scopeParents(state);
+  ScopeParents parent = scopeParents(state);
   std::map<NodeId, std::vector<NodeId>> members;
   members[0];
   for (const Node &n : state.nodes) {
@@ -82,8 +82,7 @@ StateView viewState(const State &state) {
     for (std::size_t guard = 0; c.back() != 0; ++guard) {
       if (guard > state.nodes.size())
         return std::vector<NodeId>{};
-      auto it = parent.find(c.back());
-      c.push_back(it == parent.end() ? 0 : it->second);
+      c.push_back(parent[c.back()]);
     }
     return c;
   };

@@ -276,31 +276,39 @@ private:
                     describe(n) + " has no outgoing edge",
                 {n.id});
     }
-    if (checkAcyclic(s, nodes))
-      checkScopeDepth(s);
+    Successors graph = successors(s, nodes);
+    if (checkAcyclic(s, nodes, graph))
+      checkScopeDepth(s, nodes, graph);
   }
 
   /// Map scopes nested deeper than kMaxScopeDepth (ir/limits.h): the
   /// lowering and the interpreter recurse once per level.
-  void checkScopeDepth(const State &s) {
-    std::shared_ptr<const std::map<NodeId, NodeId>> parents =
-        sharedScopeParents(s);
-    std::map<NodeId, int> depth; // of each map entry, from 1
-    for (const Node &n : s.nodes) {
-      if (n.kind != NodeKind::MapEntry)
+  void checkScopeDepth(const State &s, const NodeIndex &nodes,
+                       const Successors &graph) {
+    const ScopeParents parents(s, nodes, graph);
+    std::vector<int> depth(s.nodes.size(), 0); // of each map entry, from 1
+    std::vector<std::size_t> chain;
+    for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+      const Node &n = s.nodes[i];
+      if (n.kind != NodeKind::MapEntry || depth[i] != 0)
         continue;
       // Climb to an entry whose depth is known (or the top level), then
       // fill in the depths on the way back down.
-      std::vector<NodeId> chain;
-      NodeId at = n.id;
+      chain.clear();
+      std::size_t at = i;
       int base = 0;
-      while (at != 0 && chain.size() <= std::size_t(kMaxScopeDepth)) {
-        if (auto known = depth.find(at); known != depth.end()) {
-          base = known->second;
+      while (chain.size() <= std::size_t(kMaxScopeDepth)) {
+        if (depth[at] != 0) {
+          base = depth[at];
           break;
         }
         chain.push_back(at);
-        at = parentOf(*parents, at);
+        NodeId up = parents[s.nodes[at].id];
+        if (up == 0)
+          break;
+        at = nodes.position(up);
+        if (at == NodeIndex::kAbsent)
+          break;
       }
       if (chain.size() > std::size_t(kMaxScopeDepth) ||
           base + int(chain.size()) > kMaxScopeDepth) {
@@ -311,8 +319,8 @@ private:
               {n.id});
         return;
       }
-      for (std::size_t i = chain.size(); i-- > 0;)
-        depth[chain[i]] = base + int(chain.size() - i);
+      for (std::size_t k = chain.size(); k-- > 0;)
+        depth[chain[k]] = base + int(chain.size() - k);
     }
   }
 
@@ -334,7 +342,10 @@ private:
       }
       return false;
     };
-    if (!payloadMatches()) {
+    // The base's own record: only what depends on other nodes and on the
+    // containers is checked again.
+    const bool unchanged = same.sameNode(n);
+    if (!unchanged && !payloadMatches()) {
       error(s, describe(n) + " carries the data of another node kind", {n.id});
       return;
     }
@@ -361,8 +372,10 @@ private:
             break;
           }
     };
-    checkUnique(n.inputs, "input");
-    checkUnique(n.outputs, "output");
+    if (!unchanged) {
+      checkUnique(n.inputs, "input");
+      checkUnique(n.outputs, "output");
+    }
 
     switch (n.kind) {
     case NodeKind::Access:
@@ -396,16 +409,18 @@ private:
     case NodeKind::MapEntry:
     case NodeKind::MapExit: {
       const MapData &m = n.map();
-      if (m.params.size() != m.ranges.size())
+      if (!unchanged && m.params.size() != m.ranges.size())
         error(s,
               describe(n) + " has " + std::to_string(m.params.size()) +
                   " parameters but " + std::to_string(m.ranges.size()) +
                   " ranges",
               {n.id});
-      for (const Range &r : m.ranges) {
-        auto step = r.step.asConstant();
+      for (std::size_t i = 0; !unchanged && i < m.ranges.size(); ++i) {
+        auto step = m.ranges[i].step.asConstant();
         if (step && *step <= 0)
-          error(s, describe(n) + " has a non-positive step in range " + r.str(),
+          error(s,
+                describe(n) + " has a non-positive step in range " +
+                    m.ranges[i].str(),
                 {n.id});
       }
       const Node *partner = nodes.find(m.partner);
@@ -434,7 +449,7 @@ private:
                {n.id});
       for (const auto &[name, value] : l.attributes)
         if (auto *g = std::get_if<std::shared_ptr<const Program>>(&value);
-            g && *g)
+            g && *g && !unchanged)
           for (Diagnostic d : validate(**g)) {
             d.message = describe(n) + ", subgraph '" + name + "': " + d.message;
             d.state = s.name;
@@ -447,7 +462,7 @@ private:
     case NodeKind::Primitive:
       // The gemm contract's attributes and epilogue (ir/primitives.h);
       // other primitives are checked by the code that runs them.
-      if (n.primitive().primitive == "gemm") {
+      if (!unchanged && n.primitive().primitive == "gemm") {
         try {
           gemmEpilogue(readGemm(n.primitive()), n.inputs);
         } catch (const Error &e) {
@@ -558,10 +573,10 @@ private:
   }
 
   /// Reports a cycle; returns whether the state is acyclic.
-  bool checkAcyclic(const State &s, const NodeIndex &nodes) {
+  bool checkAcyclic(const State &s, const NodeIndex &nodes,
+                    const Successors &graph) {
     const std::size_t n = s.nodes.size();
-    Successors graph = successors(s, nodes);
-    std::vector<int> &indeg = graph.indegree;
+    std::vector<int> indeg = graph.indegree;
     // Nodes that share an id count as one, as the ids are what edges name.
     std::vector<std::size_t> ready;
     std::size_t nodesById = 0, visited = 0;

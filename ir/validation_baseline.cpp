@@ -88,6 +88,10 @@ StateBaseline::StateBaseline(const State &state, const NodeIndex &nodes,
   sameConnectors_.assign(state.nodes.size(), -1);
 }
 
+bool StateBaseline::sameNode(const Node &n) const {
+  return base_ && baseNodes_->find(n.id) == &n;
+}
+
 bool StateBaseline::sameTasklet(const Node &n) const {
   if (!base_ || !std::holds_alternative<TaskletData>(n.payload))
     return false;

@@ -54,6 +54,10 @@ public:
   StateBaseline(const State &state, const NodeIndex &nodes, const State *base,
                 const IntervalEnv &env);
 
+  /// Whether node `n` is the base's own record (shared, so unchanged): what
+  /// the validator checks of a node alone (its payload, connectors, map
+  /// ranges, subgraphs, gemm contract) finds nothing.
+  bool sameNode(const Node &n) const;
   /// Whether tasklet `n` is the base's: same id, connectors and code, so
   /// its type check finds nothing.
   bool sameTasklet(const Node &n) const;

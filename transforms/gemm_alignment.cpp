@@ -64,9 +64,9 @@ std::variant<GemmSite, CheckResult> site(const ir::Program &program,
   auto fail = [&](std::string why) {
     return CheckResult::failure(std::move(why), {gemm});
   };
-  std::shared_ptr<const std::map<NodeId, NodeId>> shared =
+  std::shared_ptr<const ir::ScopeParents> shared =
       ir::sharedScopeParents(g.state());
-  const std::map<NodeId, NodeId> &parents = *shared;
+  const ir::ScopeParents &parents = *shared;
   if (ir::parentOf(parents, gemm) != entry)
     return fail(ir::describe(n) + " is not directly inside the map around it");
   if (entry != 0 && ir::parentOf(parents, entry) != 0)
@@ -218,14 +218,14 @@ elementwiseMap(const ir::Program &, const StateGraph &g, NodeId entryId) {
   ElementwiseMap m;
   m.entry = entryId;
   m.exit = entry.map().partner;
-  std::shared_ptr<const std::map<NodeId, NodeId>> shared =
+  std::shared_ptr<const ir::ScopeParents> shared =
       ir::sharedScopeParents(g.state());
-  const std::map<NodeId, NodeId> &parents = *shared;
+  const ir::ScopeParents &parents = *shared;
   if (ir::parentOf(parents, entryId) != 0)
     return fail(ir::describe(entry) + " is nested in another map");
   std::vector<NodeId> body;
-  for (const auto &[id, parent] : parents)
-    if (parent == entryId && id != m.exit)
+  for (NodeId id : parents.childrenOf(entryId))
+    if (id != m.exit)
       body.push_back(id);
   if (body.size() != 1 || g.node(body[0])->kind != NodeKind::Tasklet)
     return fail(ir::describe(entry) + " holds " + std::to_string(body.size()) +

@@ -30,12 +30,12 @@ std::string join(const std::vector<std::string> &v) {
 } // namespace
 
 ScopeInfo scopeInfo(const ir::Program &program, const ir::State &state,
-                    const std::map<NodeId, NodeId> &parents, NodeId entry) {
+                    const ir::ScopeParents &parents, NodeId entry) {
   ScopeInfo info;
   info.entry = entry;
   const ir::Node *e = state.findNode(entry);
   info.exit = e ? e->map().partner : 0;
-  info.body = map_scope::bodyOf(parents, entry);
+  info.body = parents.bodyOf(entry);
   for (const ir::Node &n : state.nodes) {
     if (!info.body.count(n.id))
       continue;
@@ -81,15 +81,13 @@ ScopeInfo scopeInfo(const ir::Program &program, const ir::State &state,
   return info;
 }
 
-std::vector<NodeId> enclosingMaps(const std::map<NodeId, NodeId> &parents,
+std::vector<NodeId> enclosingMaps(const ir::ScopeParents &parents,
                                   NodeId node) {
   std::vector<NodeId> out;
-  auto it = parents.find(node);
-  NodeId x = it == parents.end() ? 0 : it->second;
+  NodeId x = parents[node];
   for (std::size_t guard = 0; x != 0 && guard <= parents.size(); ++guard) {
     out.push_back(x);
-    auto p = parents.find(x);
-    x = p == parents.end() ? 0 : p->second;
+    x = parents[x];
   }
   return out;
 }
@@ -161,7 +159,7 @@ std::string describe(const Conflict &c) {
 }
 
 std::optional<MapNest> findNest(const ir::State &state,
-                                const std::map<NodeId, NodeId> &parents,
+                                const ir::ScopeParents &parents,
                                 NodeId outer, std::string &why) {
   const ir::Node *o = state.findNode(outer);
   if (!o || o->kind != NodeKind::MapEntry) {
@@ -172,8 +170,8 @@ std::optional<MapNest> findNest(const ir::State &state,
   nest.outerEntry = outer;
   nest.outerExit = o->map().partner;
   std::vector<NodeId> children;
-  for (const auto &[id, parent] : parents)
-    if (parent == outer && id != nest.outerExit)
+  for (NodeId id : parents.childrenOf(outer))
+    if (id != nest.outerExit)
       children.push_back(id);
   const ir::Node *inner =
       children.size() == 1 ? state.findNode(children.front()) : nullptr;

@@ -14,6 +14,7 @@
 
 #include "ir/affine.h"
 #include "ir/program.h"
+#include "ir/scope.h"
 
 #include <map>
 #include <optional>
@@ -46,12 +47,12 @@ struct ScopeInfo {
 
 /// The scope of the map entered at `entry` (a MapEntry of `state`).
 ScopeInfo scopeInfo(const ir::Program &program, const ir::State &state,
-                    const std::map<ir::NodeId, ir::NodeId> &parents,
+                    const ir::ScopeParents &parents,
                     ir::NodeId entry);
 
 /// MapEntries enclosing `node`, innermost first.
 std::vector<ir::NodeId>
-enclosingMaps(const std::map<ir::NodeId, ir::NodeId> &parents, ir::NodeId node);
+enclosingMaps(const ir::ScopeParents &parents, ir::NodeId node);
 
 /// A container written inside a scope whose accesses leave some
 /// parameters free: two iterations that differ only in `free` may touch
@@ -88,7 +89,7 @@ struct MapNest {
 };
 /// The nest below `outer`, or a reason naming the nodes.
 std::optional<MapNest> findNest(const ir::State &state,
-                                const std::map<ir::NodeId, ir::NodeId> &parents,
+                                const ir::ScopeParents &parents,
                                 ir::NodeId outer, std::string &why);
 
 /// Whether any range of `ranges` names one of `names`.

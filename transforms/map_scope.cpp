@@ -75,22 +75,6 @@ bool distinctPerIteration(const ir::Subset &subset, const ir::MapData &m) {
   return true;
 }
 
-std::set<NodeId> bodyOf(const std::map<NodeId, NodeId> &parents, NodeId entry) {
-  std::set<NodeId> body;
-  for (const auto &[id, parent] : parents) {
-    NodeId x = parent;
-    for (std::size_t guard = 0; x != 0 && guard <= parents.size(); ++guard) {
-      if (x == entry) {
-        body.insert(id);
-        break;
-      }
-      auto it = parents.find(x);
-      x = it == parents.end() ? 0 : it->second;
-    }
-  }
-  return body;
-}
-
 void renameBody(ir::State &s, NodeId entry, const std::set<NodeId> &body,
                 const Rename &rename) {
   NodeId exit = s.findNode(entry)->map().partner;

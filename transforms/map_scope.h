@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// Edits of map scopes that the map-level fusions share: scope connector
-/// pairs (named by ir/scope.h), parameter renaming, the body of a scope, and
+/// pairs (named by ir/scope.h), parameter renaming (over a body that
+/// ir::ScopeParents::bodyOf gives), and
 /// moving one scope's edges onto another's entry or exit.
 
 #include "ir/program.h"
@@ -31,19 +32,16 @@ bool isOrdering(const ir::Edge &e);
 /// `subset`: every parameter that takes more than one value is, in some
 /// dimension, the index plus a term no parameter changes.
 bool distinctPerIteration(const ir::Subset &subset, const ir::MapData &m);
-/// Nodes whose chain of enclosing scopes reaches `entry` (its exit too).
-std::set<ir::NodeId> bodyOf(const std::map<ir::NodeId, ir::NodeId> &parents,
-                            ir::NodeId entry);
 
 /// "x", "x_1", ...: a pair IN_x / OUT_x not yet on `n`.
 std::string freshPair(const ir::Node &n, const std::string &x);
 
 /// Renames the parameters in every memlet inside the scope of `entry` and
-/// in the ranges of nested maps (`body` from bodyOf).
+/// in the ranges of nested maps (`body` from ir::ScopeParents::bodyOf).
 void renameBody(ir::State &s, ir::NodeId entry,
                 const std::set<ir::NodeId> &body, const Rename &rename);
 
-/// Why renaming the parameters of the map `entry` (body from bodyOf) by
+/// Why renaming the parameters of the map `entry` (body from ir::ScopeParents::bodyOf) by
 /// `rename` is unsafe — a nested map binds one of the names, or a library
 /// node or primitive inside may name them in its attributes — or nullopt.
 std::optional<std::string> renamingConflict(const ir::State &s,

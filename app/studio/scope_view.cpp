@@ -57,11 +57,8 @@ std::optional<std::string> groupName(const std::string &label) {
 
 std::vector<OperatorGroup>
 groupsOf(const ir::Program &program, const ir::State &state,
-         const std::map<ir::NodeId, ir::NodeId> &parents) {
-  auto parentOf = [&](ir::NodeId id) {
-    auto it = parents.find(id);
-    return it == parents.end() ? ir::NodeId(0) : it->second;
-  };
+         const ir::ScopeParents &parents) {
+  auto parentOf = [&](ir::NodeId id) { return parents[id]; };
   // The top-level operator nodes of each name.
   std::map<std::string, std::vector<ir::NodeId>> tops;
   for (const ir::Node &n : state.nodes)
@@ -159,7 +156,7 @@ SceneGraph sceneGraph(const ir::Program &program, const ir::State &state,
                       const std::set<ir::NodeId> &collapsed,
                       const std::set<std::string> &collapsedGroups) {
   SceneGraph out;
-  std::map<ir::NodeId, ir::NodeId> parents = ir::scopeParents(state);
+  ir::ScopeParents parents = ir::scopeParents(state);
   auto isCollapsedEntry = [&](ir::NodeId id) {
     if (!collapsed.count(id))
       return false;
@@ -186,10 +183,9 @@ SceneGraph sceneGraph(const ir::Program &program, const ir::State &state,
     if (shownAs.count(n.id))
       continue;
     ir::NodeId rep = n.id;
-    for (auto it = parents.find(n.id); it != parents.end() && it->second;
-         it = parents.find(it->second))
-      if (isCollapsedEntry(it->second))
-        rep = it->second;
+    for (ir::NodeId up = parents[n.id]; up; up = parents[up])
+      if (isCollapsedEntry(up))
+        rep = up;
     shownAs[n.id] = rep;
     if (rep != n.id)
       ++inside[rep];

@@ -43,7 +43,7 @@ RegisterScopes registerScopes(const ir::Program &program) {
       scopes;
   for (std::size_t k = 0; k < program.states.size(); ++k) {
     const ir::State &s = program.states[k];
-    std::map<ir::NodeId, ir::NodeId> parents = ir::scopeParents(s);
+    ir::ScopeParents parents = ir::scopeParents(s);
     for (const ir::Node &n : s.nodes)
       if (n.kind == ir::NodeKind::Access &&
           program.container(n.access().container).storage ==

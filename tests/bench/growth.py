@@ -4,7 +4,8 @@
 Three families of ONNX models, each at several sizes (ONNX nodes):
   chain     x -> Relu -> Sigmoid -> Neg -> Abs -> ... (one long chain)
   residual  blocks of Conv 1x1 -> Relu -> Conv 1x1 -> Add(skip) -> Relu
-  concat    DenseNet-style: each layer reads the Concat of every earlier one
+  concat    DenseNet-style blocks of 12 layers: each layer reads the Concat
+            of every earlier one in its block
 For each, at 2 threads: `weir optimize --recipe auto` (import + recipe +
 save) and `weir run SESSION` from an empty compile cache (its compile
 line). It prints seconds per node for every size, the ratio of the largest
@@ -73,21 +74,33 @@ def residual(nodes):
 
 
 def concat(nodes):
-    # Layer i: ReduceMean over channels, Relu, Concat of all earlier
-    # features: 3 nodes per layer.
+    # DenseNet-style dense blocks of BLOCK layers. Layer i of a block:
+    # ReduceMean over channels, Relu, and the Concat of the block's input
+    # and every earlier layer's feature (up to BLOCK + 1 inputs); a
+    # ReduceMean over channels after each block is its transition, as
+    # DenseNet's blocks end in one. So the Concats stay as wide as a real
+    # network's (DenseNet-121's blocks have 6 to 24 layers) and the
+    # program grows with the node count, not with its square.
+    block = 12
     layers = max(1, nodes // 3)
-    made, features, last, channels = [], ["x"], "x", 2
+    made, last = [], "x"
+    features = [last]
     for i in range(layers):
         p = f"/layer{i}"
+        if i > 0 and i % block == 0:
+            made.append(helper.make_node("ReduceMean", [last], [f"{p}/transition"],
+                                         name=f"{p}/transition", axes=[1], keepdims=1))
+            last = f"{p}/transition"
+            features = [last]
         made.append(helper.make_node("ReduceMean", [last], [f"{p}/m"], name=f"{p}/mean",
                                      axes=[1], keepdims=1))
         made.append(helper.make_node("Relu", [f"{p}/m"], [f"{p}/r"], name=f"{p}/relu"))
         features.append(f"{p}/r")
-        channels += 1
         out = "y" if i == layers - 1 else f"{p}/cat"
         made.append(helper.make_node("Concat", list(features), [out], name=f"{p}/concat",
                                      axis=1))
         last = out
+    channels = (1 if layers > block else 2) + (layers - 1) % block + 1
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, 4, 4])
     return helper.make_graph(made, "concat", [x], [y])

@@ -225,7 +225,7 @@ void scan(const ir::Program &p, Features &f) {
   std::map<std::string, std::size_t> firstWrite;
   for (std::size_t si = 0; si < p.states.size(); ++si) {
     const ir::State &s = p.states[si];
-    std::map<NodeId, NodeId> parent = ir::scopeParents(s);
+    ir::ScopeParents parent = ir::scopeParents(s);
     for (const ir::Node &n : s.nodes) {
       if (n.kind == ir::NodeKind::MapEntry) {
         const ir::MapData &m = n.map();

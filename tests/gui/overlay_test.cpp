@@ -243,15 +243,15 @@ void OverlayTest::collapsedScopeIsVisibleWhereItsBoxIs() {
   w.document()->apply("expand-all", all);
   QVERIFY(waitForGraph(w));
   const ir::State &state = wsOf(w).program().states.front();
-  std::map<ir::NodeId, ir::NodeId> parents = ir::scopeParents(state);
+  ir::ScopeParents parents = ir::scopeParents(state);
   // A top-level map and a node inside it.
   std::optional<ir::NodeId> entry, inner;
   for (const ir::Node &n : state.nodes)
     if (!entry && n.kind == ir::NodeKind::MapEntry && parents[n.id] == 0)
       entry = n.id;
   QVERIFY(entry);
-  for (const auto &[node, parent] : parents)
-    if (parent == *entry && state.findNode(node)->kind == ir::NodeKind::Tasklet)
+  for (ir::NodeId node : parents.childrenOf(*entry))
+    if (state.findNode(node)->kind == ir::NodeKind::Tasklet)
       inner = node;
   QVERIFY(inner);
   GraphPanel *panel = w.graphPanel();

@@ -211,7 +211,7 @@ TEST(Analysis, ARangeThatDependsOnAnOuterParameterIsSummed) {
   // Rows 0..9 run 1, 2, 3, 3, ... inner iterations: 1 + 2 + 3 * 8 = 27.
   Program p = triangle(10, 3);
   const State &s = p.states[0];
-  std::map<NodeId, NodeId> parents = scopeParents(s);
+  ScopeParents parents = scopeParents(s);
   EXPECT_EQ(scopeExecutions(s, parents, Ids::innerEntry), Expr(27));
   ProgramAnalysis a = analyze(p);
   EXPECT_EQ(a.flops, Expr(27));
@@ -252,14 +252,14 @@ TEST(Analysis, TotalsOnlyAgreeWithTheFullAnalysis) {
 TEST(Scope, ElementwiseAdd) {
   using Ids = ElementwiseIds;
   Program p = elementwiseAdd(10);
-  std::map<NodeId, NodeId> parents = scopeParents(p.states[0]);
+  ScopeParents parents = scopeParents(p.states[0]);
   std::map<NodeId, NodeId> want{{Ids::a, 0},
                                 {Ids::b, 0},
                                 {Ids::entry, 0},
                                 {Ids::exit, Ids::entry},
                                 {Ids::tasklet, Ids::entry},
                                 {Ids::c, 0}};
-  EXPECT_EQ(parents, want);
+  EXPECT_EQ(parents.toMap(), want);
   EXPECT_EQ(scopeExecutions(p.states[0], parents, 0), Expr(1));
   EXPECT_EQ(scopeExecutions(p.states[0], parents, Ids::entry), Expr(10));
 }
@@ -269,7 +269,7 @@ TEST(Scope, NestedMaps) {
   Expr rows = sym("R");
   Program p = nestedMaps(rows, 8);
   const State &s = p.states[0];
-  std::map<NodeId, NodeId> parents = scopeParents(s);
+  ScopeParents parents = scopeParents(s);
   std::map<NodeId, NodeId> want{
       {Ids::x, 0},
       {Ids::outerEntry, 0},
@@ -279,20 +279,31 @@ TEST(Scope, NestedMaps) {
       {Ids::tasklet, Ids::innerEntry},
       {Ids::y, 0},
   };
-  EXPECT_EQ(parents, want);
+  EXPECT_EQ(parents.toMap(), want);
   EXPECT_EQ(scopeExecutions(s, parents, Ids::outerEntry), rows);
   EXPECT_EQ(scopeExecutions(s, parents, Ids::innerEntry), rows * 8);
+  EXPECT_EQ(parents.size(), s.nodes.size());
+  EXPECT_EQ(parents[12345], 0u); // not in the state
+  std::vector<NodeId> children = {Ids::outerExit, Ids::innerEntry};
+  std::sort(children.begin(), children.end());
+  EXPECT_EQ(parents.childrenOf(Ids::outerEntry), children);
+  EXPECT_EQ(parents.bodyOf(Ids::outerEntry),
+            (std::set<NodeId>{Ids::outerExit, Ids::innerEntry, Ids::innerExit,
+                              Ids::tasklet}));
+  EXPECT_EQ(parents.bodyOf(Ids::innerEntry),
+            (std::set<NodeId>{Ids::innerExit, Ids::tasklet}));
+  EXPECT_TRUE(parents.childrenOf(Ids::x).empty());
 }
 
 TEST(Scope, NodeOrderDoesNotMatter) {
   using Ids = NestedIds;
   Program p = nestedMaps(4, 8);
   State &s = p.states[0];
-  std::map<NodeId, NodeId> expected = scopeParents(s);
+  std::map<NodeId, NodeId> expected = scopeParents(s).toMap();
   s.nodes.reverse();
-  EXPECT_EQ(scopeParents(s), expected);
+  EXPECT_EQ(scopeParents(s).toMap(), expected);
   s.edges.reverse();
-  EXPECT_EQ(scopeParents(s), expected);
+  EXPECT_EQ(scopeParents(s).toMap(), expected);
   EXPECT_EQ(expected.at(Ids::tasklet), Ids::innerEntry);
 }
 
@@ -316,7 +327,7 @@ TEST(Scope, TwoSequentialMaps) {
   addEdge(p, s, e2, "OUT_C", t, "x", memlet("C", {Range::point(j)}));
   addEdge(p, s, t, "y", x2, "IN_D", memlet("D", {Range::point(j)}));
   addEdge(p, s, x2, "OUT_D", d, "", memlet("D", {Range(0, 10)}));
-  std::map<NodeId, NodeId> parents = scopeParents(s);
+  std::map<NodeId, NodeId> parents = scopeParents(s).toMap();
   EXPECT_EQ(parents.at(ElementwiseIds::c), 0u);
   EXPECT_EQ(parents.at(e2), 0u);
   EXPECT_EQ(parents.at(t), e2);
@@ -335,7 +346,7 @@ TEST(Scope, CyclesAndDanglingEdgesDoNotHang) {
   State &s = p.states[0];
   addEdge(p, s, Ids::c, "", Ids::a, "", memlet("C", {Range(0, 10)}));
   addEdge(p, s, Ids::c, "", 99, "", memlet("C", {Range(0, 10)}));
-  std::map<NodeId, NodeId> parents = scopeParents(s);
+  std::map<NodeId, NodeId> parents = scopeParents(s).toMap();
   EXPECT_EQ(parents.at(Ids::tasklet), 0u);
   EXPECT_EQ(parents.at(Ids::exit), Ids::entry);
   ProgramAnalysis a = analyze(p);

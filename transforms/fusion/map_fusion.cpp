@@ -304,7 +304,7 @@ private:
   /// Renaming the second map's parameters must not meet a nested map that
   /// binds one of the names, nor a node whose attributes may name them.
   CheckResult renaming() {
-    plan_.secondBody = bodyOf(*parents_, plan_.secondEntry);
+    plan_.secondBody = parents_->bodyOf(plan_.secondEntry);
     if (auto why =
             renamingConflict(s_, *entry2_, plan_.secondBody, plan_.rename))
       return fail(*why);
@@ -374,7 +374,7 @@ private:
   Plan &plan_;
   NodeId array_ = 0; ///< the matched array
   const ir::Node *exit1_, *entry2_, *entry1_ = nullptr, *exit2_ = nullptr;
-  std::shared_ptr<const std::map<NodeId, NodeId>> parents_;
+  std::shared_ptr<const ir::ScopeParents> parents_;
 };
 
 } // namespace

@@ -463,7 +463,7 @@ private:
   std::int64_t maxOps_;
   bool broadcast_;
   const ir::Node *exit_, *array_, *entry_;
-  std::shared_ptr<const std::map<NodeId, NodeId>> parents_;
+  std::shared_ptr<const ir::ScopeParents> parents_;
 };
 
 void eraseEdge(ir::State &s, EdgeId id) {
@@ -556,10 +556,10 @@ void pruneProducer(ir::Program &p, ir::State &s, const Plan &plan,
       });
   if (computes)
     return;
-  std::map<NodeId, NodeId> parents = ir::scopeParents(s);
+  ir::ScopeParents parents = ir::scopeParents(s);
   std::vector<NodeId> inside;
-  for (const auto &[id, parent] : parents)
-    if (parent == plan.producerEntry && id != plan.producerExit)
+  for (NodeId id : parents.childrenOf(plan.producerEntry))
+    if (id != plan.producerExit)
       inside.push_back(id);
   std::vector<NodeId> preds, succs;
   for (const ir::Edge &e : s.edges) {

@@ -190,7 +190,7 @@ private:
   /// One map scope (or both at the top level): the fused tasklet runs as
   /// often as each did.
   CheckResult scope() {
-    std::map<NodeId, NodeId> parents = ir::scopeParents(s_);
+    ir::ScopeParents parents = ir::scopeParents(s_);
     NodeId pa = parents[plan_.first], pb = parents[plan_.second];
     if (pa == pb)
       return CheckResult::success();

@@ -212,15 +212,15 @@ CheckResult planStorage(const ir::Program &p, const Match &match,
   auto fail = [&](std::string why) {
     return CheckResult::failure(std::move(why), {plan.outer, plan.inner});
   };
-  std::map<NodeId, NodeId> parents = ir::scopeParents(s);
+  ir::ScopeParents parents = ir::scopeParents(s);
   if (parents[plan.inner] != plan.outer)
     return fail(ir::describe(inner, "map") + " is not directly inside " +
                 ir::describe(outer, "map"));
   // A map that only copies into a buffer inside the nest (this
   // transformation's own load map) would be staged again, forever.
   std::vector<const ir::Node *> body;
-  for (const auto &[id, parent] : parents)
-    if (parent == plan.inner && id != plan.innerExit)
+  for (NodeId id : parents.childrenOf(plan.inner))
+    if (id != plan.innerExit)
       body.push_back(s.findNode(id));
   auto isCopy = [](const ir::Node &n) {
     if (n.kind != ir::NodeKind::Tasklet || n.inputs.size() != 1 ||

@@ -84,7 +84,7 @@ CheckResult planRegister(const ir::Program &p, const Match &match,
         if (n.kind == ir::NodeKind::Access && n.access().container == name)
           return fail("'" + name + "' is also used in state '" + other.name +
                       "'");
-  std::set<NodeId> body = map_scope::bodyOf(parents, scope);
+  std::set<NodeId> body = parents.bodyOf(scope);
   NodeId exit = g.node(scope)->map().partner;
   std::vector<NodeId> nodes;
   for (const ir::Node &n : s.nodes)
