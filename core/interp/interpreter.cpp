@@ -113,11 +113,14 @@ struct Interpreter::Impl {
   /// Parameters of the maps being run, innermost last, for messages.
   std::vector<std::string> activeParams;
   std::size_t state = 0, position = 0;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Map bodies run since the deadline was last looked at.
+  std::uint32_t sinceDeadlineCheck = 0;
 };
 
 Interpreter::Impl::Impl(const ir::Program &p, TensorMap inputs,
                         InterpretOptions options)
-    : program(p) {
+    : program(p), deadline(options.deadline) {
   ir::requireRunnable(program);
   checkRunnable();
   bindSymbols(inputs, std::move(options.symbols));
@@ -311,6 +314,12 @@ void Interpreter::Impl::iterate(const ir::StateView &plan,
                                 std::size_t dim) {
   const ir::MapData &m = entry.map();
   if (dim == m.params.size()) {
+    if (deadline && ++sinceDeadlineCheck == 4096) {
+      sinceDeadlineCheck = 0;
+      if (std::chrono::steady_clock::now() > *deadline)
+        throw DeadlinePassed("the interpreter stopped at its time limit, in " +
+                             ir::describe(entry) + where(b));
+    }
     for (NodeId id : plan.order.at(entry.id))
       runNode(plan, id, b);
     return;

@@ -30,12 +30,15 @@
 
 #include "core/interp/bind_inputs.h"
 #include "core/runtime/tensor.h"
+#include "ir/error.h"
 #include "ir/limits.h"
 #include "ir/program.h"
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,6 +50,18 @@ struct InterpretOptions {
   ir::Bindings symbols;
   /// Checked once the symbols are bound, before anything is allocated.
   ir::RunLimits limits;
+  /// When set, a run still going at this time stops with
+  /// DeadlinePassed, also inside one long map scope (checked every few
+  /// thousand iterations): a step of a few loops over a large range can
+  /// take minutes, and a caller with a time budget (the fuzz harnesses)
+  /// must get control back.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
+/// What a run that passed InterpretOptions::deadline throws. The values
+/// computed so far are left as they are.
+struct DeadlinePassed : weir::Error {
+  using Error::Error;
 };
 
 /// Executes the program directly, slowly but simply: the independent oracle

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,7 +23,9 @@
 namespace weir {
 namespace {
 
+using interp::DeadlinePassed;
 using interp::interpret;
+using interp::InterpretOptions;
 using interp::Interpreter;
 using interp::TensorMap;
 using ir::DType;
@@ -145,6 +148,37 @@ TEST(InterpTest, ElementwiseAddMatchesDirectComputation) {
   std::vector<float> got = contents<float>(c);
   for (std::int64_t i = 0; i < n; ++i)
     EXPECT_EQ(got[i], a[i] + b[i]) << "i = " << i;
+}
+
+TEST(InterpTest, ADeadlineStopsALongMapInsideOneStep) {
+  // One top-level map of 2^20 iterations is a single step: the deadline is
+  // looked at inside it, not only between steps.
+  const std::int64_t n = 1 << 20;
+  std::vector<float> a = randomFloats(n, 1);
+  TensorMap in = {{"A", tensorOf(DType::F32, {n}, a)},
+                  {"B", tensorOf(DType::F32, {n}, a)}};
+  InterpretOptions past;
+  past.deadline = std::chrono::steady_clock::now();
+  try {
+    interpret(elementwiseAdd(Expr(n)), in, past);
+    FAIL() << "a run past its deadline finished";
+  } catch (const DeadlinePassed &e) {
+    EXPECT_NE(std::string(e.what()).find("time limit"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("map"), std::string::npos)
+        << e.what();
+  }
+  // A deadline far off changes nothing.
+  InterpretOptions later;
+  later.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  std::vector<float> small = randomFloats(8, 2);
+  TensorMap out = interpret(elementwiseAdd(Expr(8)),
+                            {{"A", tensorOf(DType::F32, {8}, small)},
+                             {"B", tensorOf(DType::F32, {8}, small)}},
+                            later);
+  std::vector<float> got = contents<float>(out.at("C"));
+  for (std::size_t i = 0; i < small.size(); ++i)
+    EXPECT_EQ(got[i], small[i] + small[i]) << i;
 }
 
 TEST(InterpTest, InputsAreNotModified) {

@@ -115,21 +115,17 @@ void runOnnx(const std::uint8_t *data, std::size_t size, OnnxBackend backend) {
 
   interp::InterpretOptions io;
   io.limits = limits;
+  // Within a time budget, which the interpreter also checks inside a long
+  // map: a few loops over a large range are cheap to describe and slow to
+  // interpret.
+  io.deadline = std::chrono::steady_clock::now() + kInterpretBudget;
   std::optional<interp::TensorMap> reference;
   std::string referenceError;
   try {
-    // Step by step, within a time budget: a few loops over a large range
-    // are cheap to describe and slow to interpret.
-    interp::Interpreter it(program, inputs, io);
-    auto deadline = std::chrono::steady_clock::now() + kInterpretBudget;
-    while (!it.done()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        stopped("the interpreter's time budget", "");
-        return;
-      }
-      it.step();
-    }
-    reference = it.outputs();
+    reference = interp::interpret(program, inputs, io);
+  } catch (const interp::DeadlinePassed &) {
+    stopped("the interpreter's time budget", "");
+    return;
   } catch (const Error &e) {
     referenceError = e.what();
     stopped("the interpreter", referenceError);
