@@ -75,9 +75,10 @@ TopLevel topLevel(const State &state) {
     NodeId x = n.kind == NodeKind::MapExit ? n.map().partner : n.id;
     // Bounded, in case the scopes of an odd graph loop.
     for (std::size_t guard = 0; guard <= state.nodes.size(); ++guard) {
-      if (parent[x] == 0)
+      NodeId up = parent[x];
+      if (up == 0)
         break;
-      x = parent[x];
+      x = up;
     }
     t.member[n.id] = x;
   }

@@ -2,8 +2,8 @@
 /// \file
 /// Edits of map scopes that the map-level fusions share: scope connector
 /// pairs (named by ir/scope.h), parameter renaming (over a body that
-/// ir::ScopeParents::bodyOf gives), and
-/// moving one scope's edges onto another's entry or exit.
+/// ir::ScopeParents::bodyOf gives), and moving one scope's edges onto
+/// another's entry or exit.
 
 #include "ir/program.h"
 
