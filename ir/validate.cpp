@@ -17,10 +17,43 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace weir::ir {
 namespace {
+
+/// Whether two names are equal, rejecting most unequal ones by their
+/// length and last character: an exporter's names share long prefixes
+/// (`/features/denseblock3/denselayer12/...`), and the validator compares
+/// names per edge of every version a recipe makes.
+bool sameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || a.back() == b.back()) && a == b;
+}
+
+/// A node's connectors by name, for nodes with many.
+class ConnectorNames {
+public:
+  /// Up to this many connectors, a scan is quicker than the sorted copy.
+  static constexpr std::size_t kScanned = 8;
+
+  explicit ConnectorNames(const std::vector<Connector> &cs) {
+    byName_.reserve(cs.size());
+    for (std::size_t k = 0; k < cs.size(); ++k)
+      byName_.emplace_back(cs[k].name, k);
+    std::sort(byName_.begin(), byName_.end()); // by name, then position
+  }
+  /// The position of the first connector named `name`, or past the end.
+  std::size_t find(std::string_view name) const {
+    auto it = std::lower_bound(byName_.begin(), byName_.end(),
+                               std::make_pair(name, std::size_t(0)));
+    return it != byName_.end() && it->first == name ? it->second
+                                                    : byName_.size();
+  }
+
+private:
+  std::vector<std::pair<std::string_view, std::size_t>> byName_;
+};
 
 class Validator {
 public:
@@ -204,8 +237,9 @@ private:
 
     IntervalEnv env = mapParamBounds(s);
     StateBaseline same(s, nodes, base, env);
-    for (const Node &n : s.nodes)
-      checkNode(s, n, nodes, same);
+    accessContainers_.assign(s.nodes.size(), nullptr);
+    for (std::size_t i = 0; i < s.nodes.size(); ++i)
+      checkNode(s, s.nodes[i], i, nodes, same);
 
     // Edges per connector: node i's inputs count at inFirst[i] onwards, in
     // the order of its connectors (outputs likewise).
@@ -216,16 +250,32 @@ private:
       outFirst[i + 1] = outFirst[i] + s.nodes[i].outputs.size();
     }
     std::vector<int> inCount(inFirst.back(), 0), outCount(outFirst.back(), 0);
-    auto countOn = [](const std::vector<Connector> &cs, std::string_view name,
-                      std::size_t first, std::vector<int> &counts) {
+    // The first connector of each name counts the edge. Nodes with many
+    // connectors (a Concat's, a fused map's) are searched in a sorted copy,
+    // made once: a scan per edge was quadratic in their connectors.
+    std::unordered_map<const std::vector<Connector> *, ConnectorNames> sorted;
+    auto countOn = [&](const std::vector<Connector> &cs, std::string_view name,
+                       std::size_t first, std::vector<int> &counts) {
+      if (cs.size() > ConnectorNames::kScanned) {
+        auto it = sorted.try_emplace(&cs, cs).first;
+        if (std::size_t k = it->second.find(name); k < cs.size())
+          ++counts[first + k];
+        return;
+      }
       for (std::size_t k = 0; k < cs.size(); ++k)
-        if (cs[k].name == name) {
+        if (sameName(cs[k].name, name)) {
           ++counts[first + k];
           return;
         }
     };
     for (const Edge &e : s.edges) {
       std::size_t src = nodes.position(e.src), dst = nodes.position(e.dst);
+      if (!e.memlet.empty()) {
+        if (src != NodeIndex::kAbsent && accessContainers_[src])
+          read_.emplace(accessContainers_[src], s.nodes[src].access().container);
+        if (dst != NodeIndex::kAbsent && accessContainers_[dst])
+          written_.insert(accessContainers_[dst]);
+      }
       if (src == NodeIndex::kAbsent || dst == NodeIndex::kAbsent) {
         error(s,
               "edge " + std::to_string(e.id) + " connects a node (" +
@@ -236,16 +286,17 @@ private:
       }
       const Node &from = s.nodes[src], &to = s.nodes[dst];
       const Container *c =
-          e.memlet.empty() ? nullptr : containers_.find(e.memlet.container);
+          e.memlet.empty() ? nullptr : memletContainer(s, e, src, dst);
       bool containerSame =
           base && (!c ? e.memlet.empty() : baseContainers_->same(*c));
       if (!base || !same.sameEndpoints(e, containerSame)) {
         checkEndpoint(s, e, from, e.srcConn, c, /*isSource=*/true);
         checkEndpoint(s, e, to, e.dstConn, c, /*isSource=*/false);
       }
-      if (!e.dstConn.empty())
+      // A node with the base's record and edges has the base's counts.
+      if (!e.dstConn.empty() && !same.sameConnections(dst))
         countOn(to.inputs, e.dstConn, inFirst[dst], inCount);
-      if (!e.srcConn.empty())
+      if (!e.srcConn.empty() && !same.sameConnections(src))
         countOn(from.outputs, e.srcConn, outFirst[src], outCount);
       checkMemlet(s, e, from, to, c, env,
                   c && base && same.sameBounds(e, *c, containerSame));
@@ -253,7 +304,7 @@ private:
 
     for (std::size_t i = 0; i < s.nodes.size(); ++i) {
       const Node &n = s.nodes[i];
-      if (n.kind == NodeKind::Access)
+      if (n.kind == NodeKind::Access || same.sameConnections(i))
         continue;
       for (std::size_t k = 0; k < n.inputs.size(); ++k) {
         const Connector &c = n.inputs[k];
@@ -324,8 +375,22 @@ private:
     }
   }
 
-  void checkNode(const State &s, const Node &n, const NodeIndex &nodes,
-                 const StateBaseline &same) {
+  /// The container edge `e` (between the nodes at positions `src` and
+  /// `dst`) moves: an end's, when it is an access node of that name, else
+  /// found by name. Most edges touch an access node, whose container
+  /// checkNode found already.
+  const Container *memletContainer(const State &s, const Edge &e,
+                                   std::size_t src, std::size_t dst) const {
+    for (std::size_t at : {src, dst})
+      if (accessContainers_[at] &&
+          sameName(s.nodes[at].access().container, e.memlet.container))
+        return accessContainers_[at];
+    return containers_.find(e.memlet.container);
+  }
+
+  /// `position`: the node's in the state.
+  void checkNode(const State &s, const Node &n, std::size_t position,
+                 const NodeIndex &nodes, const StateBaseline &same) {
     auto payloadMatches = [&] {
       switch (n.kind) {
       case NodeKind::Access:
@@ -379,9 +444,10 @@ private:
 
     switch (n.kind) {
     case NodeKind::Access:
-      if (const Container *c = containers_.find(n.access().container))
+      if (const Container *c = containers_.find(n.access().container)) {
         used_.insert(c);
-      else
+        accessContainers_[position] = c;
+      } else
         error(s,
               describe(n) + " names unknown container '" +
                   n.access().container + "'",
@@ -530,7 +596,7 @@ private:
     auto namesAccess = [&](const Node &n) {
       return n.kind == NodeKind::Access &&
              std::holds_alternative<AccessData>(n.payload) &&
-             n.access().container == m.container;
+             sameName(n.access().container, m.container);
     };
     if ((src.kind == NodeKind::Access || dst.kind == NodeKind::Access) &&
         !namesAccess(src) && !namesAccess(dst))
@@ -620,28 +686,11 @@ private:
   /// transformation (or plugin) removed its producer. Constants and views
   /// hold their data otherwise.
   void checkReadBeforeWritten() {
-    std::unordered_set<std::string_view> read, written;
-    for (const State &s : p_.states) {
-      NodeIndex nodes(s);
-      for (const Edge &e : s.edges) {
-        if (e.memlet.empty())
-          continue;
-        const Node *src = nodes.find(e.src), *dst = nodes.find(e.dst);
-        if (src && src->kind == NodeKind::Access &&
-            std::holds_alternative<AccessData>(src->payload))
-          read.insert(src->access().container);
-        if (dst && dst->kind == NodeKind::Access &&
-            std::holds_alternative<AccessData>(dst->payload))
-          written.insert(dst->access().container);
-      }
-    }
     std::vector<std::string_view> unwritten; // reported in name order
-    for (std::string_view name : read) {
-      const Container *c = containers_.find(name);
-      if (c && c->transient && !c->isConstant() && !c->isView() &&
-          !written.count(name))
+    for (const auto &[c, name] : read_)
+      if (c->transient && !c->isConstant() && !c->isView() &&
+          !written_.count(c))
         unwritten.push_back(name);
-    }
     std::sort(unwritten.begin(), unwritten.end());
     for (std::string_view name : unwritten)
       report(Severity::Error, "",
@@ -667,6 +716,13 @@ private:
   std::optional<ContainerBaseline> baseContainers_;
   std::vector<Diagnostic> out_;
   std::unordered_set<const Container *> used_;
+  /// The container of the access node at each position of the state being
+  /// checked (null for other nodes and unknown containers).
+  std::vector<const Container *> accessContainers_;
+  /// Containers of access nodes that edges with memlets leave (with the
+  /// name the node gives) and enter, in every state.
+  std::unordered_map<const Container *, std::string_view> read_;
+  std::unordered_set<const Container *> written_;
   std::unordered_set<NodeId> allIds_; ///< across states, when there are several
 };
 

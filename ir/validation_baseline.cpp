@@ -86,6 +86,38 @@ StateBaseline::StateBaseline(const State &state, const NodeIndex &nodes,
                                  return mapParamBounds(*base_);
                                }));
   sameConnectors_.assign(state.nodes.size(), -1);
+  // A node keeps its connections when it is the base's record and every
+  // edge at it, in the state and in the base, is the base's record between
+  // two such nodes. Shared ids (an error) make positions ambiguous: then
+  // every node is counted.
+  sameConnections_.assign(state.nodes.size(), nodes_.duplicateIds().empty());
+  for (std::size_t i = 0; i < state.nodes.size(); ++i)
+    if (sameConnections_[i] && !sameNode(state.nodes[i]))
+      sameConnections_[i] = 0;
+  auto touched = [&](NodeId id) {
+    if (std::size_t at = nodes_.position(id); at != NodeIndex::kAbsent)
+      sameConnections_[at] = 0;
+  };
+  auto unchanged = [&](NodeId id) {
+    std::size_t at = nodes_.position(id);
+    return at != NodeIndex::kAbsent && sameNode(state.nodes[at]);
+  };
+  std::vector<char> kept(base_->edges.size(), 0);
+  for (const Edge &e : state.edges) {
+    std::size_t at = baseEdges_->position(e.id);
+    if (at != EdgeIndex::kAbsent && &base_->edges[at] == &e) {
+      kept[at] = 1;
+      if (unchanged(e.src) && unchanged(e.dst))
+        continue;
+    }
+    touched(e.src);
+    touched(e.dst);
+  }
+  for (std::size_t at = 0; at < kept.size(); ++at)
+    if (!kept[at]) {
+      touched(base_->edges[at].src);
+      touched(base_->edges[at].dst);
+    }
 }
 
 bool StateBaseline::sameNode(const Node &n) const {

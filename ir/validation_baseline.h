@@ -66,6 +66,12 @@ public:
   /// endpoints finds nothing. `containerSame`: ContainerBaseline::same of
   /// its container (true for an empty memlet).
   bool sameEndpoints(const Edge &e, bool containerSame);
+  /// Whether the node at `position` is the base's record with exactly the
+  /// base's edges at both ends (none added, removed or replaced), so that
+  /// counting the edges on its connectors finds nothing.
+  bool sameConnections(std::size_t position) const {
+    return base_ && sameConnections_[position];
+  }
   /// Whether edge `e`'s memlet is the base's, into a container of the same
   /// shape, under the same bounds of every symbol it names, so proving it
   /// in bounds finds nothing.
@@ -85,6 +91,7 @@ private:
   /// Parameters whose bounds differ from the base's.
   std::set<std::string, std::less<>> changedParams_;
   std::vector<signed char> sameConnectors_; ///< -1 unknown, 0, 1
+  std::vector<char> sameConnections_;      ///< by position
 };
 
 } // namespace weir::ir

@@ -25,7 +25,22 @@ public:
     if (p && keep_)
       keep_->push_back(p);
   }
-  void add(const ir::Expr &e) { add(e.str()); }
+  // Expressions, ranges and memlets by their structural hashes: formatting
+  // them as text, once per memlet of every state on each listing of
+  // matches, was most of the fingerprint's time.
+  void add(const ir::Expr &e) { add(e.hash()); }
+  void add(const ir::Range &r) {
+    add(r.begin);
+    add(r.end);
+    add(r.step);
+  }
+  void add(const ir::Memlet &m) {
+    add(m.container);
+    add(std::uint64_t(m.subset.dims.size()));
+    for (const ir::Range &r : m.subset.dims)
+      add(r);
+    add(std::uint64_t(m.wcr ? 1 + int(*m.wcr) : 0));
+  }
   void add(const ir::Attributes &attrs) {
     add(std::uint64_t(attrs.size()));
     for (const auto &[name, v] : attrs) {
@@ -125,7 +140,7 @@ std::uint64_t stateFingerprint(const ir::Program &program,
       for (const std::string &param : m.params)
         h.add(param);
       for (const ir::Range &r : m.ranges)
-        h.add(r.str());
+        h.add(r);
       h.add(std::uint64_t(m.schedule) << 32 | m.partner);
       break;
     }
@@ -136,7 +151,9 @@ std::uint64_t stateFingerprint(const ir::Program &program,
       h.add(std::uint64_t(l.opsetVersion) << 1 | l.unknown);
       h.add(l.implementation);
       h.add(l.attributes);
-      h.add(l.flops ? l.flops->str() : std::string("-"));
+      h.add(std::uint64_t(l.flops.has_value()));
+      if (l.flops)
+        h.add(*l.flops);
       break;
     }
     case ir::NodeKind::Primitive:
@@ -151,7 +168,7 @@ std::uint64_t stateFingerprint(const ir::Program &program,
     h.add(e.srcConn);
     h.add(std::uint64_t(e.dst));
     h.add(e.dstConn);
-    h.add(e.memlet.str());
+    h.add(e.memlet);
     if (!e.memlet.empty())
       addContainer(h, program, e.memlet.container);
   }

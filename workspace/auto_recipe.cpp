@@ -1,6 +1,7 @@
 #include "workspace/auto_recipe.h"
 
 #include "ir/error.h"
+#include "transforms/pattern.h"
 
 #include <algorithm>
 #include <set>
@@ -32,7 +33,7 @@ int exhaust(Workspace &ws, const char *id, const StepListener &listener,
   for (;;) {
     int pass = 0;
     for (const transforms::Match &m : ws.matches(id))
-      if (!skip || !skip(ws.program(), m))
+      if (!skip || !ws.ask([&](const ir::Program &p) { return skip(p, m); }))
         pass += step(ws, id, m, {}, listener);
     if (pass == 0)
       return applied;
@@ -128,8 +129,11 @@ bool reducesOverLast(const ir::Program &p, const transforms::Match &m) {
   if (!rows || *rows < 16)
     return false;
   int writes = 0;
-  for (const ir::Edge &e : s->edges) {
-    if (e.dst != map.partner || e.memlet.empty())
+  const std::shared_ptr<const transforms::StateGraph> graph =
+      transforms::sharedStateGraph(*s);
+  for (const ir::Edge *edge : graph->in(map.partner)) {
+    const ir::Edge &e = *edge;
+    if (e.memlet.empty())
       continue;
     bool row = false, column = false;
     for (const ir::Range &r : e.memlet.subset.dims)
@@ -176,19 +180,18 @@ bool devectorizesCostlyWork(const ir::Program &p, const transforms::Match &m) {
   if (consumer.params.empty())
     return false;
   const std::string &last = consumer.params.back();
+  const std::shared_ptr<const transforms::StateGraph> graph =
+      transforms::sharedStateGraph(*s);
   bool reducesOverLast = false;
-  for (const ir::Edge &e : s->edges) {
-    if (e.dst != consumer.partner || e.memlet.empty() || !e.memlet.wcr)
+  for (const ir::Edge *e : graph->in(consumer.partner)) {
+    if (e->memlet.empty() || !e->memlet.wcr)
       continue;
     bool indexed = false;
-    for (const ir::Range &r : e.memlet.subset.dims)
+    for (const ir::Range &r : e->memlet.subset.dims)
       for (const std::string &v : r.begin.freeSymbols())
         indexed = indexed || v == last;
     reducesOverLast = reducesOverLast || !indexed;
   }
-  // Checked second: the walk below asks for each node's in-edges, a scan
-  // of the state's edges each, and this filter sees every match of every
-  // pass.
   if (!reducesOverLast)
     return false;
   // The producer's tasklets: back from its exit to its entry.
@@ -198,8 +201,8 @@ bool devectorizesCostlyWork(const ir::Program &p, const transforms::Match &m) {
   while (!work.empty() && !expensive) {
     ir::NodeId at = work.back();
     work.pop_back();
-    for (const ir::Edge *e : s->inEdges(at)) {
-      const ir::Node *src = s->findNode(e->src);
+    for (const ir::Edge *e : graph->in(at)) {
+      const ir::Node *src = graph->node(e->src);
       if (!src || src->kind == ir::NodeKind::MapEntry ||
           !seen.insert(src->id).second)
         continue;
@@ -261,7 +264,7 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
   // sum in order, or refuses): the innermost loop then runs over rows and
   // vectorizes (BERT's softmax sums, with their exp, 0.8 -> 0.12 ms).
   for (const transforms::Match &m : ws.matches("map-interchange")) {
-    if (!reducesOverLast(ws.program(), m))
+    if (!ws.ask([&](const ir::Program &p) { return reducesOverLast(p, m); }))
       continue;
     const ir::Node *e = stateOf(ws.program(), m)->findNode(m.node("map"));
     auto last = std::int64_t(e->map().params.size()) - 1;

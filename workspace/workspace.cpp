@@ -142,6 +142,13 @@ Workspace::allMatches() {
   return cache_.allMatches(program());
 }
 
+bool Workspace::ask(
+    const std::function<bool(const ir::Program &)> &question) const {
+  std::lock_guard lock(mutex_);
+  ir::UseStateMemo use(memo());
+  return question(program());
+}
+
 transforms::CheckResult Workspace::check(std::string_view transformation,
                                          const Match &match,
                                          const Params &params) const {

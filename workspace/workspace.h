@@ -144,6 +144,12 @@ public:
   allMatches();
   const transforms::MatchCache &matchCache() const { return cache_; }
 
+  /// `question` asked of the current version under the workspace's lock,
+  /// with the indexes its checks and matches build (adjacency, scope
+  /// parents) shared for that version (ir/state_memo.h): a recipe's own
+  /// filter between steps then builds no index of its own.
+  bool ask(const std::function<bool(const ir::Program &)> &question) const;
+
   /// Whether the step would apply to the current version, and if not why.
   transforms::CheckResult check(std::string_view transformation,
                                 const transforms::Match &match = {},

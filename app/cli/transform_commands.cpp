@@ -19,6 +19,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 namespace weir::cli {
 namespace {
@@ -42,8 +44,12 @@ std::unique_ptr<workspace::Workspace> openAny(const std::string &path) {
 /// taken as 1) after each tier the workspace's history went through: the
 /// version after the last step of that tier (the history of a recipe that
 /// applies the tiers in order, as auto does).
-void printTiers(const workspace::Workspace &ws) {
-  const auto &versions = ws.versions();
+/// The last program each tier's steps made, kept as the steps apply: the
+/// workspace drops most versions' programs, and rebuilding one to print
+/// its line replayed up to kCheckpointEvery steps.
+using TierEnds = std::map<transforms::Tier, std::shared_ptr<const ir::Program>>;
+
+void printTiers(const ir::Program &imported, const TierEnds &ends) {
   auto line = [](const char *name, const ir::Program &p) {
     ir::ProgramAnalysis a = ir::analyze(p);
     std::string memory = "-";
@@ -58,22 +64,9 @@ void printTiers(const workspace::Workspace &ws) {
                 name, amount(a.bytesMoved).c_str(), amount(a.flops).c_str(),
                 memory.c_str());
   };
-  line("import", *versions[0].program());
-  for (transforms::Tier t :
-       {transforms::Tier::Expansion, transforms::Tier::Fusion,
-        transforms::Tier::Movement, transforms::Tier::Tensorize}) {
-    std::size_t last = 0; // the tier's last step (its program is rebuilt
-                          // if the workspace dropped it)
-    for (std::size_t i = 1; i <= ws.current(); ++i) {
-      auto tr =
-          transforms::findTransformation(versions[i].step->transformation);
-      if (tr && tr->tier() == t)
-        last = i;
-    }
-    if (last > 0)
-      line(std::string(transforms::tierName(t)).c_str(),
-           *versions[last].program());
-  }
+  line("import", imported);
+  for (const auto &[tier, program] : ends)
+    line(std::string(transforms::tierName(tier)).c_str(), *program);
 }
 
 } // namespace
@@ -233,9 +226,22 @@ int optimizeCommand(const Args &args) {
               ws->program().nodeCount(), ir::hashHex(ws->hash()).c_str());
   // The per-step lines, analyzed beside the recipe (step_report.h).
   StepReport steps;
+  TierEnds tierEnds;
+  auto tierOf = [](const workspace::Version &v) {
+    auto t = transforms::findTransformation(v.step->transformation);
+    return t ? std::optional(t->tier()) : std::nullopt;
+  };
+  std::map<transforms::Tier, std::size_t> sessionEnds; // a session's steps
+  for (std::size_t i = 1; i <= ws->current(); ++i)
+    if (auto t = tierOf(ws->versions()[i]))
+      sessionEnds[*t] = i;
+  for (const auto &[tier, i] : sessionEnds)
+    tierEnds[tier] = ws->versions()[i].program();
   auto report = [&](const workspace::Version &before,
                     const workspace::Version &after) {
     steps.add(before, after);
+    if (auto t = tierOf(after))
+      tierEnds[*t] = after.program();
   };
   if (recipe == "auto") {
     workspace::applyAutoRecipe(*ws, target, report);
@@ -247,7 +253,7 @@ int optimizeCommand(const Args &args) {
       report(ws->versions()[i - 1], ws->versions()[i]);
   }
   steps.finish();
-  printTiers(*ws);
+  printTiers(*ws->versions()[0].program(), tierEnds);
   ir::ProgramAnalysis a = ir::analyze(*ws->versions()[0].program(),
                                       ir::AnalysisDetail::Totals),
                       b = ir::analyze(ws->program(), ir::AnalysisDetail::Totals);

@@ -108,6 +108,19 @@ TEST(ValidateAgainstBase, FindsWhatTheFullValidationFinds) {
       {"a node given a second node's id",
        [](Program &p) { node(p, Ids::c).id = Ids::a; },
        "node id 1 is used twice"},
+      {"a second edge into an unchanged tasklet's connector",
+       [](Program &p) {
+         Memlet m = edge(p, Ids::aInner).memlet;
+         addEdge(p, p.states[0], Ids::entry, "OUT_A", Ids::tasklet, "a", m);
+       },
+       "input connector 'a' of tasklet 'add' (%5) has 2 incoming edges"},
+      {"a node removed, its edge kept (the other end loses it)",
+       [](Program &p) {
+         p.states[0].nodes.eraseIf(
+             [](const Node &n) { return n.id == Ids::c; });
+       },
+       "output connector 'OUT_C' of map-exit 'add' (%4) has no outgoing "
+       "edge"},
   };
   const Program base = elementwiseAdd(10);
   for (const Case &c : cases) {
