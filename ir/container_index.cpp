@@ -6,14 +6,19 @@
 namespace weir::ir {
 
 ContainerIndex::ContainerIndex(const Program &program) {
+  containers_.reserve(program.containers.size());
+  keys_.reserve(program.containers.size());
   byName_.reserve(program.containers.size());
-  for (const auto &[name, c] : program.containers)
-    byName_.emplace(name, &c);
+  for (const auto &[name, c] : program.containers) {
+    byName_.emplace(name, containers_.size());
+    containers_.push_back(&c);
+    keys_.push_back(name);
+  }
 }
 
-const Container *ContainerIndex::find(std::string_view name) const {
+std::size_t ContainerIndex::ordinal(std::string_view name) const {
   auto it = byName_.find(name);
-  return it == byName_.end() ? nullptr : it->second;
+  return it == byName_.end() ? kAbsent : it->second;
 }
 
 } // namespace weir::ir

@@ -60,9 +60,10 @@ public:
   /// `base`: a program `p` was made from that validated without errors
   /// (see validation_baseline.h), or null.
   Validator(const Program &p, const Program *base)
-      : p_(p), base_(base), containers_(p) {
+      : p_(p), base_(base), containers_(p), used_(containers_.size(), 0),
+        read_(containers_.size(), 0), written_(containers_.size(), 0) {
     if (base_)
-      baseContainers_.emplace(*base_);
+      sameContainers_ = sameContainers(containers_, *base_);
   }
 
   std::vector<Diagnostic> run() {
@@ -237,7 +238,7 @@ private:
 
     IntervalEnv env = mapParamBounds(s);
     StateBaseline same(s, nodes, base, env);
-    accessContainers_.assign(s.nodes.size(), nullptr);
+    accessContainers_.assign(s.nodes.size(), ContainerIndex::kAbsent);
     for (std::size_t i = 0; i < s.nodes.size(); ++i)
       checkNode(s, s.nodes[i], i, nodes, same);
 
@@ -271,10 +272,12 @@ private:
     for (const Edge &e : s.edges) {
       std::size_t src = nodes.position(e.src), dst = nodes.position(e.dst);
       if (!e.memlet.empty()) {
-        if (src != NodeIndex::kAbsent && accessContainers_[src])
-          read_.emplace(accessContainers_[src], s.nodes[src].access().container);
-        if (dst != NodeIndex::kAbsent && accessContainers_[dst])
-          written_.insert(accessContainers_[dst]);
+        if (src != NodeIndex::kAbsent &&
+            accessContainers_[src] != ContainerIndex::kAbsent)
+          read_[accessContainers_[src]] = 1;
+        if (dst != NodeIndex::kAbsent &&
+            accessContainers_[dst] != ContainerIndex::kAbsent)
+          written_[accessContainers_[dst]] = 1;
       }
       if (src == NodeIndex::kAbsent || dst == NodeIndex::kAbsent) {
         error(s,
@@ -285,10 +288,12 @@ private:
         continue;
       }
       const Node &from = s.nodes[src], &to = s.nodes[dst];
+      std::size_t ordinal = e.memlet.empty() ? ContainerIndex::kAbsent
+                                             : memletContainer(s, e, src, dst);
       const Container *c =
-          e.memlet.empty() ? nullptr : memletContainer(s, e, src, dst);
+          ordinal == ContainerIndex::kAbsent ? nullptr : &containers_.at(ordinal);
       bool containerSame =
-          base && (!c ? e.memlet.empty() : baseContainers_->same(*c));
+          base && (!c ? e.memlet.empty() : sameContainers_[ordinal] != 0);
       if (!base || !same.sameEndpoints(e, containerSame)) {
         checkEndpoint(s, e, from, e.srcConn, c, /*isSource=*/true);
         checkEndpoint(s, e, to, e.dstConn, c, /*isSource=*/false);
@@ -298,6 +303,8 @@ private:
         countOn(to.inputs, e.dstConn, inFirst[dst], inCount);
       if (!e.srcConn.empty() && !same.sameConnections(src))
         countOn(from.outputs, e.srcConn, outFirst[src], outCount);
+      if (c)
+        used_[ordinal] = 1;
       checkMemlet(s, e, from, to, c, env,
                   c && base && same.sameBounds(e, *c, containerSame));
     }
@@ -375,17 +382,17 @@ private:
     }
   }
 
-  /// The container edge `e` (between the nodes at positions `src` and
-  /// `dst`) moves: an end's, when it is an access node of that name, else
-  /// found by name. Most edges touch an access node, whose container
-  /// checkNode found already.
-  const Container *memletContainer(const State &s, const Edge &e,
-                                   std::size_t src, std::size_t dst) const {
+  /// The ordinal of the container edge `e` (between the nodes at positions
+  /// `src` and `dst`) moves: an end's, when it is an access node of that
+  /// name, else found by name (kAbsent when unknown). Most edges touch an
+  /// access node, whose container checkNode found already.
+  std::size_t memletContainer(const State &s, const Edge &e, std::size_t src,
+                              std::size_t dst) const {
     for (std::size_t at : {src, dst})
-      if (accessContainers_[at] &&
+      if (accessContainers_[at] != ContainerIndex::kAbsent &&
           sameName(s.nodes[at].access().container, e.memlet.container))
         return accessContainers_[at];
-    return containers_.find(e.memlet.container);
+    return containers_.ordinal(e.memlet.container);
   }
 
   /// `position`: the node's in the state.
@@ -444,8 +451,9 @@ private:
 
     switch (n.kind) {
     case NodeKind::Access:
-      if (const Container *c = containers_.find(n.access().container)) {
-        used_.insert(c);
+      if (std::size_t c = containers_.ordinal(n.access().container);
+          c != ContainerIndex::kAbsent) {
+        used_[c] = 1;
         accessContainers_[position] = c;
       } else
         error(s,
@@ -592,7 +600,6 @@ private:
             {src.id, dst.id}, {e.id});
       return;
     }
-    used_.insert(c);
     auto namesAccess = [&](const Node &n) {
       return n.kind == NodeKind::Access &&
              std::holds_alternative<AccessData>(n.payload) &&
@@ -676,25 +683,26 @@ private:
   }
 
   void checkUnusedContainers() {
-    for (const auto &[name, c] : p_.containers)
-      if (!used_.count(&c))
+    for (std::size_t i = 0; i < containers_.size(); ++i)
+      if (!used_[i])
         report(Severity::Warning, "",
-               "container '" + name + "' is named by no node or edge");
+               "container '" + std::string(containers_.key(i)) +
+                   "' is named by no node or edge");
   }
 
   /// A transient that edges read but none writes holds garbage: a
   /// transformation (or plugin) removed its producer. Constants and views
   /// hold their data otherwise.
   void checkReadBeforeWritten() {
-    std::vector<std::string_view> unwritten; // reported in name order
-    for (const auto &[c, name] : read_)
-      if (c->transient && !c->isConstant() && !c->isView() &&
-          !written_.count(c))
-        unwritten.push_back(name);
-    std::sort(unwritten.begin(), unwritten.end());
-    for (std::string_view name : unwritten)
-      report(Severity::Error, "",
-             "transient '" + std::string(name) + "' is read but never written");
+    // Ordinals follow the names' order, the order of the report.
+    for (std::size_t i = 0; i < containers_.size(); ++i) {
+      const Container &c = containers_.at(i);
+      if (read_[i] && !written_[i] && c.transient && !c.isConstant() &&
+          !c.isView())
+        report(Severity::Error, "",
+               "transient '" + std::string(containers_.key(i)) +
+                   "' is read but never written");
+    }
   }
 
   /// The base's state that `s` continues, when there is a base.
@@ -713,16 +721,15 @@ private:
   const Program &p_;
   const Program *base_;
   ContainerIndex containers_;
-  std::optional<ContainerBaseline> baseContainers_;
+  /// By container ordinal: whether the base has it unchanged (with a base).
+  std::vector<char> sameContainers_;
   std::vector<Diagnostic> out_;
-  std::unordered_set<const Container *> used_;
-  /// The container of the access node at each position of the state being
-  /// checked (null for other nodes and unknown containers).
-  std::vector<const Container *> accessContainers_;
-  /// Containers of access nodes that edges with memlets leave (with the
-  /// name the node gives) and enter, in every state.
-  std::unordered_map<const Container *, std::string_view> read_;
-  std::unordered_set<const Container *> written_;
+  /// By container ordinal: named by a node or edge; read or written
+  /// through an access node by an edge with a memlet (in any state).
+  std::vector<char> used_, read_, written_;
+  /// The ordinal of the container of the access node at each position of
+  /// the state being checked (kAbsent for other nodes and unknown names).
+  std::vector<std::size_t> accessContainers_;
   std::unordered_set<NodeId> allIds_; ///< across states, when there are several
 };
 

@@ -40,13 +40,21 @@ IntervalEnv mapParamBounds(const State &s) {
   return env;
 }
 
-bool ContainerBaseline::same(const Container &c) {
-  auto [it, fresh] = same_.emplace(&c, false);
-  if (fresh) {
-    const Container *b = base_.findContainer(c.name);
-    it->second = b && b->dtype == c.dtype && b->shape == c.shape;
+std::vector<char> sameContainers(const ContainerIndex &index,
+                                 const Program &base) {
+  std::vector<char> same(index.size(), 0);
+  auto b = base.containers.begin();
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    std::string_view key = index.key(i);
+    while (b != base.containers.end() && std::string_view(b->first) < key)
+      ++b;
+    if (b == base.containers.end())
+      break;
+    const Container &c = index.at(i);
+    same[i] = b->first == key && c.name == key && b->second.dtype == c.dtype &&
+              b->second.shape == c.shape;
   }
-  return it->second;
+  return same;
 }
 
 namespace {

@@ -15,6 +15,7 @@
 /// did not touch is still shared with the input (ir/cow_list.h), so the
 /// comparison is one of addresses.
 
+#include "ir/container_index.h"
 #include "ir/interval.h"
 #include "ir/node_index.h"
 #include "ir/program.h"
@@ -22,7 +23,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace weir::ir {
@@ -32,19 +32,13 @@ namespace weir::ir {
 /// scopes, an edge's parameter could be either).
 IntervalEnv mapParamBounds(const State &s);
 
-/// A program's containers against the base's (a step's input, which
-/// validated without errors).
-class ContainerBaseline {
-public:
-  explicit ContainerBaseline(const Program &base) : base_(base) {}
-  /// Whether the base has a container of this name with the same dtype
-  /// and shape.
-  bool same(const Container &c);
-
-private:
-  const Program &base_;
-  std::unordered_map<const Container *, bool> same_;
-};
+/// Per container of `index` (a program's, by ordinal): whether the base (a
+/// step's input, which validated without errors) has a container of the
+/// same name, dtype and shape. Both maps are walked once, in name order. A
+/// container whose key is not its name (an error of its own) counts as
+/// changed, so every check that reads it runs.
+std::vector<char> sameContainers(const ContainerIndex &index,
+                                 const Program &base);
 
 /// One state against the base's state of the same name.
 class StateBaseline {
@@ -63,7 +57,7 @@ public:
   bool sameTasklet(const Node &n) const;
   /// Whether edge `e` and its two ends are the base's (same endpoints,
   /// connectors, container and nodes' connectors), so checking its
-  /// endpoints finds nothing. `containerSame`: ContainerBaseline::same of
+  /// endpoints finds nothing. `containerSame`: sameContainers' flag of
   /// its container (true for an empty memlet).
   bool sameEndpoints(const Edge &e, bool containerSame);
   /// Whether the node at `position` is the base's record with exactly the
