@@ -109,7 +109,7 @@ std::shared_ptr<const ScopeParents> sharedScopeParents(const State &state) {
 }
 
 ScopeParents scopeParents(const State &state) {
-  if (const StateMemo *memo = currentStateMemo(); memo && memo->holds(state))
+  if (memoHolding(state))
     return *sharedScopeParents(state);
   return ScopeParents(state);
 }

@@ -6,7 +6,7 @@
 namespace weir::ir {
 namespace {
 
-thread_local const StateMemo *current = nullptr;
+thread_local const UseStateMemo *innermost = nullptr;
 
 } // namespace
 
@@ -32,12 +32,18 @@ void StateMemo::add(const State &state, std::type_index kind,
   indexes_.emplace(std::make_pair(&state, kind), std::move(index));
 }
 
-UseStateMemo::UseStateMemo(const StateMemo *memo) : previous_(current) {
-  current = memo;
+UseStateMemo::UseStateMemo(const StateMemo *memo)
+    : memo_(memo), outer_(innermost) {
+  innermost = this;
 }
 
-UseStateMemo::~UseStateMemo() { current = previous_; }
+UseStateMemo::~UseStateMemo() { innermost = outer_; }
 
-const StateMemo *currentStateMemo() { return current; }
+const StateMemo *memoHolding(const State &state) {
+  for (const UseStateMemo *use = innermost; use; use = use->outer_)
+    if (use->memo_ && use->memo_->holds(state))
+      return use->memo_;
+  return nullptr;
+}
 
 } // namespace weir::ir

@@ -15,6 +15,12 @@
 ///     ir::StateMemo memo(version);         // per version (the workspace's)
 ///     ir::UseStateMemo use(&memo);          // around checks on it
 ///     auto parents = ir::sharedScopeParents(state);  // built once
+///
+/// UseStateMemos nest: a state is looked up in the innermost memo that
+/// holds it. Validating a step's result against its input has both in
+/// scope, so the indexes validation builds for the result (node index, map
+/// parameter bounds, scope parents) stay in the result's memo for the
+/// checks that run on it next.
 
 #include "ir/program.h"
 
@@ -49,7 +55,8 @@ private:
       indexes_;
 };
 
-/// Makes `memo` (may be null) the current thread's memo while in scope.
+/// Puts `memo` (may be null) in scope on the current thread, inside the
+/// memos already in scope there.
 class UseStateMemo {
 public:
   explicit UseStateMemo(const StateMemo *memo);
@@ -58,18 +65,20 @@ public:
   UseStateMemo &operator=(const UseStateMemo &) = delete;
 
 private:
-  const StateMemo *previous_;
+  friend const StateMemo *memoHolding(const State &state);
+  const StateMemo *memo_;
+  const UseStateMemo *outer_;
 };
 
-/// The current thread's memo, or null.
-const StateMemo *currentStateMemo();
+/// The innermost memo in scope on this thread that holds `state`, or null.
+const StateMemo *memoHolding(const State &state);
 
-/// The index of kind T of `state`: the current memo's when it holds the
-/// state, else `build()` fresh.
+/// The index of kind T of `state`: the memo's that holds the state, else
+/// `build()` fresh.
 template <typename T, typename Build>
 std::shared_ptr<const T> memoized(const State &state, Build build) {
-  const StateMemo *memo = currentStateMemo();
-  if (!memo || !memo->holds(state))
+  const StateMemo *memo = memoHolding(state);
+  if (!memo)
     return std::make_shared<const T>(build());
   if (auto found = memo->find(state, typeid(T)))
     return std::static_pointer_cast<const T>(found);

@@ -8,6 +8,7 @@
 #include "ir/primitives.h"
 #include "ir/print.h"
 #include "ir/scope.h"
+#include "ir/state_memo.h"
 #include "ir/validation_baseline.h"
 
 #include <algorithm>
@@ -203,7 +204,12 @@ private:
   }
 
   void checkState(const State &s, const State *base) {
-    NodeIndex nodes(s);
+    // The indexes go into the memo that holds `s` when there is one (a
+    // step's result's, transforms/accepted_step.h): the checks on the new
+    // version, and the next step's validation against it, reuse them.
+    const std::shared_ptr<const NodeIndex> nodeIndex =
+        memoized<NodeIndex>(s, [&] { return NodeIndex(s); });
+    const NodeIndex &nodes = *nodeIndex;
     for (NodeId id : nodes.duplicateIds())
       error(s, "node id " + std::to_string(id) + " is used twice", {id});
     const bool oneState = p_.states.size() == 1;
@@ -236,7 +242,9 @@ private:
               "edge id " + std::to_string(edgeIds[i]) + " is used twice", {},
               {edgeIds[i]});
 
-    IntervalEnv env = mapParamBounds(s);
+    const std::shared_ptr<const IntervalEnv> bounds =
+        memoized<IntervalEnv>(s, [&] { return mapParamBounds(s); });
+    const IntervalEnv &env = *bounds;
     StateBaseline same(s, nodes, base, env);
     accessContainers_.assign(s.nodes.size(), ContainerIndex::kAbsent);
     for (std::size_t i = 0; i < s.nodes.size(); ++i)
@@ -343,7 +351,9 @@ private:
   /// lowering and the interpreter recurse once per level.
   void checkScopeDepth(const State &s, const NodeIndex &nodes,
                        const Successors &graph) {
-    const ScopeParents parents(s, nodes, graph);
+    const std::shared_ptr<const ScopeParents> scopes = memoized<ScopeParents>(
+        s, [&] { return ScopeParents(s, nodes, graph); });
+    const ScopeParents &parents = *scopes;
     std::vector<int> depth(s.nodes.size(), 0); // of each map entry, from 1
     std::vector<std::size_t> chain;
     for (std::size_t i = 0; i < s.nodes.size(); ++i) {

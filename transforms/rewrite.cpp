@@ -182,10 +182,9 @@ ContainerUses scanUses(const ir::State &s, std::string_view container) {
 ContainerUses containerUses(const ir::Program &program,
                             std::string_view container) {
   ContainerUses u;
-  const ir::StateMemo *memo = ir::currentStateMemo();
   for (const ir::State &s : program.states) {
     ContainerUses here =
-        memo && memo->holds(s)
+        ir::memoHolding(s)
             ? ir::memoized<ContainerUseIndex>(
                   s, [&] { return ContainerUseIndex(s); })
                   ->of(container)

@@ -1,5 +1,7 @@
 #include "transforms/transformation.h"
 
+#include "transforms/accepted_step.h"
+
 #include "ir/error.h"
 #include "ir/validate.h"
 
@@ -355,26 +357,62 @@ Transformation::checkAndApply(const ir::Program &program, const Match &match,
   return apply(program, match, params);
 }
 
-std::variant<CheckResult, ApplyResult>
-applyIfAccepted(const ir::Program &program, const Transformation &t,
-                const Match &match, const Params &params,
-                InputValidity input) {
+namespace {
+
+/// checkMatch and the transformation's own check and apply: the refusal,
+/// or the result, not yet validated.
+std::variant<CheckResult, ApplyResult> checkedOutcome(const ir::Program &program,
+                                                      const Transformation &t,
+                                                      const Match &match,
+                                                      const Params &params) {
   if (CheckResult fits = fitsPattern(program, t, match, params); !fits)
     return fits;
   auto values = resolved(t, params);
   if (auto *refusal = std::get_if<CheckResult>(&values))
     return *refusal;
-  auto outcome = t.checkAndApply(program, match, std::get<Params>(values));
-  if (auto *refusal = std::get_if<CheckResult>(&outcome))
-    return *refusal;
-  ApplyResult &r = std::get<ApplyResult>(outcome);
+  return t.checkAndApply(program, match, std::get<Params>(values));
+}
+
+/// Validates `result`, made by `t` from `program`; throws when it has errors.
+void requireValidResult(const ir::Program &result, const ir::Program &program,
+                        const Transformation &t, const Match &match,
+                        InputValidity input) {
   std::vector<ir::Diagnostic> d = input == InputValidity::Valid
-                                      ? ir::validate(r.program, program)
-                                      : ir::validate(r.program);
+                                      ? ir::validate(result, program)
+                                      : ir::validate(result);
   if (ir::hasErrors(d))
     throw Error(std::string(t.id()) + " at " + match.str() +
                 " produced an invalid program: " + d.front().str());
+}
+
+} // namespace
+
+std::variant<CheckResult, ApplyResult>
+applyIfAccepted(const ir::Program &program, const Transformation &t,
+                const Match &match, const Params &params,
+                InputValidity input) {
+  auto outcome = checkedOutcome(program, t, match, params);
+  if (auto *r = std::get_if<ApplyResult>(&outcome))
+    requireValidResult(r->program, program, t, match, input);
   return outcome;
+}
+
+std::variant<CheckResult, AcceptedStep>
+acceptStep(const ir::Program &program, const Transformation &t,
+           const Match &match, const Params &params, InputValidity input) {
+  auto outcome = checkedOutcome(program, t, match, params);
+  if (auto *refused = std::get_if<CheckResult>(&outcome))
+    return std::move(*refused);
+  ApplyResult &r = std::get<ApplyResult>(outcome);
+  auto result = std::make_shared<const ir::Program>(std::move(r.program));
+  auto memo = std::make_shared<const ir::StateMemo>(result);
+  {
+    // Inside the caller's memo (the input's), which the validation's
+    // comparisons with the input use.
+    ir::UseStateMemo use(memo.get());
+    requireValidResult(*result, program, t, match, input);
+  }
+  return AcceptedStep{std::move(result), std::move(r.idMap), std::move(memo)};
 }
 
 Error refusalError(std::string_view id, const Match &match,

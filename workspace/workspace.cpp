@@ -3,6 +3,7 @@
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/validate.h"
+#include "transforms/accepted_step.h"
 #include "transforms/registry.h"
 #include "transforms/rewrite.h"
 
@@ -174,7 +175,7 @@ transforms::InputValidity Workspace::validity(std::size_t index) const {
 
 const ir::StateMemo *Workspace::memo() const {
   if (!memo_ || &memo_->program() != &program())
-    memo_ = std::make_unique<ir::StateMemo>(programPtr());
+    memo_ = std::make_shared<const ir::StateMemo>(programPtr());
   return memo_.get();
 }
 
@@ -184,10 +185,9 @@ Workspace::attempt(const ir::Program &from, const Step &step,
                    transforms::InputValidity input) const {
   auto t = transforms::requireTransformation(step.transformation);
   auto start = std::chrono::steady_clock::now();
-  std::variant<transforms::CheckResult, transforms::ApplyResult> outcome;
+  std::variant<transforms::CheckResult, transforms::AcceptedStep> outcome;
   try {
-    outcome =
-        transforms::applyIfAccepted(from, *t, step.match, step.params, input);
+    outcome = transforms::acceptStep(from, *t, step.match, step.params, input);
   } catch (const Error &) {
     throw;
   } catch (const Interrupted &) {
@@ -207,11 +207,12 @@ Workspace::attempt(const ir::Program &from, const Step &step,
       *refusal = std::move(*refused);
     return std::nullopt;
   }
-  transforms::ApplyResult &r = std::get<transforms::ApplyResult>(outcome);
+  transforms::AcceptedStep &r = std::get<transforms::AcceptedStep>(outcome);
   Version v;
   v.exactness = t->exactness();
   v.replaysExactly_ = t->replaysExactly();
-  v.cell_->kept.store(std::make_shared<const ir::Program>(std::move(r.program)));
+  v.cell_->kept.store(std::move(r.program));
+  v.memo_ = std::move(r.memo);
   v.idMap = std::move(r.idMap);
   v.step = step;
   v.seconds =
@@ -273,6 +274,7 @@ const Version *Workspace::tryApply(std::string_view transformation,
     versions_.resize(current_ + 1);
     append(std::move(*v));
     current_ = versions_.size() - 1;
+    memo_ = std::move(versions_.back().memo_); // the new version's indexes
     settle(from);
   }
   notify({ChangeKind::Applied, from, current_});
@@ -328,6 +330,8 @@ void Workspace::replay(const Recipe &recipe) {
   std::optional<Busy> busy(std::in_place, *this);
   std::vector<Version> fresh;
   std::shared_ptr<const ir::Program> at = programPtr();
+  memo();
+  std::shared_ptr<const ir::StateMemo> atMemo = memo_; // `at`'s indexes
   // The versions this replay makes, and the current one once it is done:
   // those that will not stay resident are dropped as they are made.
   const std::size_t first = current_ + 1,
@@ -356,6 +360,7 @@ void Workspace::replay(const Recipe &recipe) {
                     "'; was it recorded on another model?");
     }
     try {
+      ir::UseStateMemo use(atMemo.get());
       fresh.push_back(derive(
           *at, step,
           i == 0 ? validity(current_) : transforms::InputValidity::Valid));
@@ -366,6 +371,7 @@ void Workspace::replay(const Recipe &recipe) {
     made.owner_ = this;
     made.index_ = first + i;
     at = made.cell_->kept.load();
+    atMemo = std::move(made.memo_);
     if (!keepsResident(made, last)) {
       made.cell_->lent.store(at);
       made.cell_->kept.store(nullptr);
@@ -378,6 +384,7 @@ void Workspace::replay(const Recipe &recipe) {
   for (Version &v : fresh)
     append(std::move(v));
   current_ = versions_.size() - 1;
+  memo_ = std::move(atMemo); // the last step's result's indexes
   settle(from);
   busy.reset();
   notify({ChangeKind::Applied, from, current_});

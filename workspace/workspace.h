@@ -100,6 +100,8 @@ private:
   };
   /// Shared by the copies of one version (the history's vector grows).
   std::shared_ptr<Cell> cell_ = std::make_shared<Cell>();
+  /// A step's result's memo, from attempt() until the workspace adopts it.
+  std::shared_ptr<const ir::StateMemo> memo_;
   const Workspace *owner_ = nullptr;
   std::size_t index_ = 0;
   bool replaysExactly_ = true; ///< whether its step may be replayed
@@ -244,7 +246,9 @@ private:
   std::vector<Version> versions_;
   std::size_t current_ = 0;
   transforms::MatchCache cache_;
-  mutable std::unique_ptr<ir::StateMemo> memo_;
+  /// The current version's; a step's result brings its own, with the
+  /// indexes its validation built (transforms/accepted_step.h).
+  mutable std::shared_ptr<const ir::StateMemo> memo_;
   /// Whether the first version validates, once known (guarded by mutex_).
   mutable std::optional<bool> firstValidates_;
   /// The last programs rebuilt, so that walking the history in order
