@@ -5,6 +5,8 @@
 #include "ir/state_memo.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -156,8 +158,32 @@ private:
   std::unordered_map<std::string_view, ContainerUses> uses_;
 };
 
-/// `container`'s uses in `s`, counted directly (a working copy that no
-/// memo holds, asked once).
+ContainerUses scanUses(const ir::State &s, std::string_view container);
+
+/// A memoized version's state answers its first question by a scan (most
+/// versions of a recipe are asked once, by the one step made from them)
+/// and builds the index for the second.
+class ContainerUseAnswers {
+public:
+  ContainerUseAnswers() = default;
+  /// memoized() moves a fresh one into place.
+  ContainerUseAnswers(ContainerUseAnswers &&) noexcept {}
+  ContainerUses of(const ir::State &s, std::string_view container) const {
+    std::lock_guard lock(mutex_);
+    if (!index_ && asked_++ == 0)
+      return scanUses(s, container);
+    if (!index_)
+      index_ = std::make_unique<ContainerUseIndex>(s);
+    return index_->of(container);
+  }
+
+private:
+  mutable std::mutex mutex_;
+  mutable int asked_ = 0;
+  mutable std::unique_ptr<ContainerUseIndex> index_;
+};
+
+/// `container`'s uses in `s`, counted directly.
 ContainerUses scanUses(const ir::State &s, std::string_view container) {
   ContainerUses u;
   std::vector<ir::NodeId> nodes; // a container has a few access nodes
@@ -185,9 +211,9 @@ ContainerUses containerUses(const ir::Program &program,
   for (const ir::State &s : program.states) {
     ContainerUses here =
         ir::memoHolding(s)
-            ? ir::memoized<ContainerUseIndex>(
-                  s, [&] { return ContainerUseIndex(s); })
-                  ->of(container)
+            ? ir::memoized<ContainerUseAnswers>(
+                  s, [] { return ContainerUseAnswers(); })
+                  ->of(s, container)
             : scanUses(s, container);
     u.accessNodes += here.accessNodes;
     u.writes += here.writes;
