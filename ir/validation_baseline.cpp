@@ -98,17 +98,19 @@ StateBaseline::StateBaseline(const State &state, const NodeIndex &nodes,
   // edge at it, in the state and in the base, is the base's record between
   // two such nodes. Shared ids (an error) make positions ambiguous: then
   // every node is counted.
-  sameConnections_.assign(state.nodes.size(), nodes_.duplicateIds().empty());
+  std::vector<char> baseRecord(state.nodes.size());
   for (std::size_t i = 0; i < state.nodes.size(); ++i)
-    if (sameConnections_[i] && !sameNode(state.nodes[i]))
-      sameConnections_[i] = 0;
+    baseRecord[i] = sameNode(state.nodes[i]);
+  sameConnections_.assign(state.nodes.size(), 0);
+  if (nodes_.duplicateIds().empty())
+    sameConnections_ = baseRecord;
   auto touched = [&](NodeId id) {
     if (std::size_t at = nodes_.position(id); at != NodeIndex::kAbsent)
       sameConnections_[at] = 0;
   };
   auto unchanged = [&](NodeId id) {
     std::size_t at = nodes_.position(id);
-    return at != NodeIndex::kAbsent && sameNode(state.nodes[at]);
+    return at != NodeIndex::kAbsent && baseRecord[at];
   };
   std::vector<char> kept(base_->edges.size(), 0);
   for (const Edge &e : state.edges) {

@@ -135,7 +135,10 @@ namespace {
 class ContainerUseIndex {
 public:
   explicit ContainerUseIndex(const ir::State &s) {
-    const ir::NodeIndex nodes(s);
+    // The version's node index, which validating it built already.
+    const std::shared_ptr<const ir::NodeIndex> index =
+        ir::memoized<ir::NodeIndex>(s, [&] { return ir::NodeIndex(s); });
+    const ir::NodeIndex &nodes = *index;
     for (const ir::Node &n : s.nodes)
       if (n.kind == ir::NodeKind::Access)
         ++uses_[n.access().container].accessNodes;
