@@ -225,7 +225,7 @@ int runCommand(const Args &args) {
   interp::TensorMap outputs;
   std::vector<double> times;
   double compileMs = 0;
-  int pieces = 0, cachedPieces = 0;
+  int pieces = 0, cachedPieces = 0, sharedPieces = 0;
   int threads = 1;
   std::string gemmName;
   if (o.interpreter) {
@@ -254,6 +254,7 @@ int runCommand(const Args &args) {
     compileMs = msSince(start);
     pieces = exe.pieceCount();
     cachedPieces = exe.cachedPieceCount();
+    sharedPieces = exe.sharedPieceCount();
     threads = exe.threads();
     if (!o.loopIRFile.empty())
       writeFileAtomically(o.loopIRFile, exe.loopIR());
@@ -340,8 +341,9 @@ int runCommand(const Args &args) {
                 threads, threads == 1 ? "" : "s", gemmName.c_str(),
                 expanded.expanded);
     std::printf("compile      %.1f ms (%d piece%s, %d from the compile "
-                "cache)\n",
-                compileMs, pieces, pieces == 1 ? "" : "s", cachedPieces);
+                "cache, %d equal to another)\n",
+                compileMs, pieces, pieces == 1 ? "" : "s", cachedPieces,
+                sharedPieces);
   }
   if (o.repeat > 1)
     std::printf("time         %.3f ms (median of %d runs)\n", ms, o.repeat);

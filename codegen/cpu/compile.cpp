@@ -32,7 +32,7 @@ struct Compiled {
   std::vector<std::string> labels;
   std::vector<std::size_t> labelOffsets;
   std::string llvmIR, optimizedIR;
-  int cachedPieces = 0;
+  int cachedPieces = 0, sharedPieces = 0;
   bool callsSgemm = false;
 };
 
@@ -122,6 +122,7 @@ std::shared_ptr<Compiled> compileFresh(const ir::Program &program,
     c->labelOffsets.push_back(c->labels.size());
     c->labels.insert(c->labels.end(), p.labels.begin(), p.labels.end());
     c->cachedPieces += p.fromCache ? 1 : 0;
+    c->sharedPieces += p.shared ? 1 : 0;
   }
   if (options.keepLLVMIR) {
     c->llvmIR = joinIR(pieces, &cpu::CompiledPiece::llvmIR);
@@ -326,6 +327,9 @@ int Executable::pieceCount() const {
 }
 int Executable::cachedPieceCount() const {
   return impl_->compiled->cachedPieces;
+}
+int Executable::sharedPieceCount() const {
+  return impl_->compiled->sharedPieces;
 }
 double Executable::compileSeconds() const { return impl_->seconds; }
 int Executable::threads() const { return impl_->pool->threads(); }

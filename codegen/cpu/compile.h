@@ -95,10 +95,12 @@ public:
   const std::string &optimizedLLVMIR() const;
   /// Seconds spent lowering, generating and optimizing (0 on a cache hit).
   double compileSeconds() const;
-  /// Pieces the code was compiled in, and how many came from the compile
-  /// cache on disk.
+  /// Pieces the code was compiled in, how many came from the compile
+  /// cache on disk, and how many have the code of another piece (compiled
+  /// or loaded once for all of them).
   int pieceCount() const;
   int cachedPieceCount() const;
+  int sharedPieceCount() const;
   int threads() const;
   /// The engine gemm primitives run on (never Auto).
   cpu::GemmEngine gemmEngine() const;

@@ -4,6 +4,7 @@
 /// functions (llvm_emit.cpp) and typed scalar values (llvm_values.cpp).
 /// Private to codegen/cpu.
 
+#include "codegen/cpu/copy_nest.h"
 #include "codegen/lower/loop_ir.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -53,6 +54,10 @@ private:
                       llvm::Value *end, llvm::Value *step, bool vectorize,
                       const std::vector<StmtPtr> &body);
   void emitParallelFor(const Stmt &s);
+  /// A copy nest as one call of the runtime's strided copy.
+  void emitCopy(const Stmt &s, const CopyNest &c);
+  /// `s` as a copy nest whose locals nothing outside it reads.
+  std::optional<CopyNest> copyNestOnly(const Stmt &s) const;
   void emitAllocate(const Stmt &s);
   void emitStore(const Stmt &s);
   void emitCall(const Stmt &s);
@@ -106,6 +111,8 @@ private:
   int outlined_ = 0;
   std::vector<std::string> *profileLabels_;
   int loopDepth_ = 0; ///< loops (and outlined bodies) around the insert point
+  /// Reads of each local in the whole function.
+  std::map<std::string, int, std::less<>> localReads_;
   /// The label of the innermost labelled loop around the insert point:
   /// block names start with it (see kBlockLabelSeparator).
   std::string label_;

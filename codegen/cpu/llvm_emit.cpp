@@ -163,6 +163,8 @@ void Emitter::emitFor(const Stmt &s) {
   profiled(s.label, [&] {
     if (s.forKind == ForKind::Parallel)
       return emitParallelFor(s);
+    if (std::optional<CopyNest> copy = copyNestOnly(s))
+      return emitCopy(s, *copy);
     emitSerialLoop(s.var, index(s.begin), index(s.end), index(s.step),
                    s.forKind == ForKind::Vectorized, s.body);
   });
@@ -171,6 +173,50 @@ void Emitter::emitFor(const Stmt &s) {
   // after the enclosing loop's label (none outside all loops).
   if (s.forKind != ForKind::Parallel)
     b_.GetInsertBlock()->setName(blockName(s.var + ".exit"));
+}
+
+std::optional<CopyNest> Emitter::copyNestOnly(const Stmt &s) const {
+  std::optional<CopyNest> copy = copyNest(s);
+  if (!copy)
+    return std::nullopt;
+  for (const auto &[name, reads] : copy->localReads)
+    if (auto it = localReads_.find(name);
+        it == localReads_.end() || it->second != reads)
+      return std::nullopt;
+  return copy;
+}
+
+void Emitter::emitCopy(const Stmt &s, const CopyNest &c) {
+  auto *block =
+      llvm::BasicBlock::Create(ctx_, blockName(s.var + ".copy"), scope_.fn);
+  b_.CreateBr(block);
+  b_.SetInsertPoint(block);
+  // weir_copy(dst, src, element bytes, rank, dims): dims holds, per loop,
+  // its trip count and both strides, in a slot of the entry block.
+  auto rank = static_cast<std::uint64_t>(c.dims.size());
+  llvm::IRBuilder<> entry(&scope_.fn->getEntryBlock(),
+                          scope_.fn->getEntryBlock().begin());
+  llvm::AllocaInst *dims =
+      entry.CreateAlloca(llvm::ArrayType::get(i64(), 3 * rank), nullptr,
+                         "copy.dims");
+  for (std::uint64_t k = 0; k < rank; ++k) {
+    const CopyNest::Dim &d = c.dims[k];
+    const ir::Expr *fields[] = {&d.extent, &d.dstStride, &d.srcStride};
+    for (std::uint64_t j = 0; j < 3; ++j)
+      b_.CreateStore(index(*fields[j]),
+                     b_.CreateConstGEP1_64(i64(), dims, 3 * k + j));
+  }
+  llvm::Value *dst =
+      b_.CreateGEP(memType(c.dtype), buffer(c.dst), index(c.dstOffset));
+  llvm::Value *src =
+      b_.CreateGEP(memType(c.dtype), buffer(c.src), index(c.srcOffset));
+  b_.CreateCall(
+      runtime("weir_copy", b_.getVoidTy(), {ptr(), ptr(), i64(), i64(), ptr()}),
+      {dst, src, b_.getInt64(ir::dtypeSize(c.dtype)), b_.getInt64(rank), dims});
+  auto *after =
+      llvm::BasicBlock::Create(ctx_, blockName(s.var + ".exit"), scope_.fn);
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
 }
 
 void Emitter::emitSerialLoop(const std::string &var, llvm::Value *begin,
@@ -424,6 +470,22 @@ std::string firstLabel(const Stmt *s) {
   return "";
 }
 
+void countLocalReads(const Value &v,
+                     std::map<std::string, int, std::less<>> &reads) {
+  if (v.kind == ValueKind::Local)
+    ++reads[v.name];
+  for (const ValuePtr &o : v.operands)
+    countLocalReads(*o, reads);
+}
+
+void countLocalReads(const Stmt &s,
+                     std::map<std::string, int, std::less<>> &reads) {
+  if (s.value)
+    countLocalReads(*s.value, reads);
+  for (const StmtPtr &c : s.body)
+    countLocalReads(*c, reads);
+}
+
 } // namespace
 
 void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
@@ -440,6 +502,9 @@ void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
   setFunctionAttributes(kernel);
   scope_ = Scope{};
   scope_.fn = kernel;
+  localReads_.clear();
+  if (f.body)
+    countLocalReads(*f.body, localReads_);
   // The entry blocks are named after the first statement: inlined into one
   // another, they are where that statement's code before its first loop
   // (or all of it, once a copy loop becomes a memcpy) lands.

@@ -18,6 +18,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 namespace weir::codegen::cpu {
 namespace {
@@ -60,20 +61,51 @@ std::string emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
   return std::string(object.data(), object.size());
 }
 
-CompiledPiece compileOne(const Piece &piece, const PieceCompileOptions &o) {
-  CompiledPiece out;
+/// Which piece compiles each key: the first to claim it. The others take
+/// its code once every piece is done.
+class KeyOwners {
+public:
+  /// The piece that compiles `key`: `piece` when it is the first to ask.
+  int claim(const std::string &key, int piece) {
+    std::lock_guard lock(mutex_);
+    return owners_.emplace(key, piece).first->second;
+  }
+
+private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, int> owners_;
+};
+
+/// Compiles piece `index` into `out`, unless an equal piece claimed its key
+/// first: then returns that piece's index and leaves `out`'s code empty.
+int compileOne(const std::vector<Piece> &pieces, int index,
+               const PieceCompileOptions &o, KeyOwners &owners,
+               CompiledPiece &out) {
+  const Piece &piece = pieces[static_cast<std::size_t>(index)];
   // One target machine per compile thread, for every piece it compiles.
   thread_local std::unique_ptr<llvm::TargetMachine> tm = hostMachine();
   llvm::LLVMContext context;
+  // Value names (blocks named after the labels of the nodes they come
+  // from, arguments after buffers) are for people reading the IR. Without
+  // them the key depends on the code only, so the pieces of layers that
+  // differ only in their names (DenseNet-121's 3x3 convolutions within a
+  // block) compile once.
+  context.setDiscardValueNames(!o.keepIR);
   // Optimization remarks and warnings (a loop marked for vectorization
   // that could not be) are not the user's business; errors still throw.
   context.setDiagnosticHandlerCallBack(
       [](const llvm::DiagnosticInfo *, void *) {});
   std::unique_ptr<llvm::Module> module = emitModule(
       piece.function, kPieceEntry, context, o.profile ? &out.labels : nullptr);
+  if (!o.keepIR) {
+    module->setModuleIdentifier("weir.piece");
+    module->setSourceFileName("weir.piece");
+  }
   targetModule(*module, *tm);
   std::string key = compileKey(*module);
   out.symbol = std::string(kPieceEntry) + "_" + key.substr(0, 24);
+  if (int owner = owners.claim(key, index); owner != index)
+    return owner;
   module->getFunction(kPieceEntry)->setName(out.symbol);
   if (o.keepIR)
     out.llvmIR = printModule(*module);
@@ -83,7 +115,7 @@ CompiledPiece compileOne(const Piece &piece, const PieceCompileOptions &o) {
       out.object = std::move(hit->object);
       out.optimizedIR = std::move(hit->optimizedIR);
       out.fromCache = true;
-      return out;
+      return index;
     }
   }
   optimize(*module, *tm);
@@ -92,7 +124,7 @@ CompiledPiece compileOne(const Piece &piece, const PieceCompileOptions &o) {
   out.object = emitObject(*module, *tm);
   if (o.cache)
     o.cache->store(key, {out.object, out.optimizedIR});
-  return out;
+  return index;
 }
 
 } // namespace
@@ -103,6 +135,8 @@ std::vector<CompiledPiece> compilePieces(const std::vector<Piece> &pieces,
   codeIdentity(); // computed once, before the threads need it
   auto total = static_cast<int>(pieces.size());
   std::vector<CompiledPiece> out(pieces.size());
+  std::vector<int> owner(pieces.size());
+  KeyOwners owners;
   int threads = options.threads > 0
                     ? options.threads
                     : static_cast<int>(std::thread::hardware_concurrency());
@@ -125,8 +159,8 @@ std::vector<CompiledPiece> compilePieces(const std::vector<Piece> &pieces,
         i = next++;
       }
       try {
-        out[static_cast<std::size_t>(i)] =
-            compileOne(pieces[static_cast<std::size_t>(i)], options);
+        auto k = static_cast<std::size_t>(i);
+        owner[k] = compileOne(pieces, i, options, owners, out[k]);
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!failure)
@@ -171,6 +205,16 @@ std::vector<CompiledPiece> compilePieces(const std::vector<Piece> &pieces,
     std::rethrow_exception(failure);
   if (cancelled())
     throw Error("compilation cancelled");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (owner[i] == static_cast<int>(i))
+      continue;
+    const CompiledPiece &same = out[static_cast<std::size_t>(owner[i])];
+    out[i].object = same.object;
+    out[i].llvmIR = same.llvmIR;
+    out[i].optimizedIR = same.optimizedIR;
+    out[i].fromCache = same.fromCache;
+    out[i].shared = true;
+  }
   if (options.progress)
     options.progress(total, total);
   return out;

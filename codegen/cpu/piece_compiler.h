@@ -26,6 +26,9 @@ struct CompiledPiece {
   /// The LLVM IR as generated and as optimized (when kept).
   std::string llvmIR, optimizedIR;
   bool fromCache = false;
+  /// Another piece of the same call has the same code (the same key): it
+  /// was compiled, or loaded, once for both.
+  bool shared = false;
 };
 
 struct PieceCompileOptions {
@@ -41,7 +44,7 @@ struct PieceCompileOptions {
   const std::atomic<bool> *cancel = nullptr;
 };
 
-/// Compiles every piece, in order. Throws weir::Error when one cannot be
+/// Compiles every piece, in order; pieces with the same code compile once. Throws weir::Error when one cannot be
 /// emitted (an internal error: the loop IR was valid) or when cancelled.
 std::vector<CompiledPiece> compilePieces(const std::vector<Piece> &pieces,
                                          const PieceCompileOptions &options);

@@ -5,6 +5,7 @@
 
 #include "codegen/cpu/openblas.h"
 #include "codegen/cpu/sgemm.h"
+#include "codegen/cpu/strided_copy.h"
 #include "core/runtime/tensor.h"
 #include "ir/float16.h"
 
@@ -168,6 +169,12 @@ void weir_out_of_bounds(RunContext *rt, const char *what, std::int64_t dim,
   weir_error(rt, kErrorOutOfBounds);
 }
 
+/// A copy nest (copy_nest.h): see stridedCopy.
+void weir_copy(void *dst, const void *src, std::int64_t elementBytes,
+               std::int64_t rank, const std::int64_t *dims) {
+  stridedCopy(dst, src, elementBytes, rank, dims);
+}
+
 void weir_parallel_for(RunContext *rt, std::int64_t count,
                        runtime::ThreadPool::Body body, void *env) {
   rt->pool->parallelFor(count, body, env);
@@ -195,6 +202,7 @@ const RuntimeSymbol kSymbols[] = {
     {"weir_out_of_bounds", reinterpret_cast<void *>(&weir_out_of_bounds)},
     {"weir_parallel_for", reinterpret_cast<void *>(&weir_parallel_for)},
     {"weir_sgemm", reinterpret_cast<void *>(&weir_sgemm)},
+    {"weir_copy", reinterpret_cast<void *>(&weir_copy)},
     {"weir_round_f16", reinterpret_cast<void *>(&weir_round_f16)},
     {"weir_round_bf16", reinterpret_cast<void *>(&weir_round_bf16)},
     {"weir_f16_bits", reinterpret_cast<void *>(&weir_f16_bits)},

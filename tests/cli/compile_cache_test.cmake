@@ -22,7 +22,7 @@ endfunction()
 
 function(expect_run what want_cached)
   weir_ok("${what}" run ${model} --check)
-  if(NOT out MATCHES "compile +[0-9.]+ ms \\(([0-9]+) pieces?, ([0-9]+) from the compile cache\\)")
+  if(NOT out MATCHES "compile +[0-9.]+ ms \\(([0-9]+) pieces?, ([0-9]+) from the compile cache, [0-9]+ equal to another\\)")
     message(FATAL_ERROR "${what}: no compile line\n${out}")
   endif()
   set(pieces ${CMAKE_MATCH_1})
