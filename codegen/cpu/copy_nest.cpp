@@ -125,6 +125,12 @@ std::optional<CopyNest> copyNest(const Stmt &s) {
   if (!affine(store.index, loops, copy.dstOffset, dstStrides) ||
       !affine(v->index, loops, copy.srcOffset, srcStrides))
     return std::nullopt;
+  // Rows contiguous on both sides, which go by memcpy: a strided innermost
+  // loop (im2col's stride-2 windows, a transpose) is faster as the loops
+  // LLVM vectorizes than element by element (ResNet-18's first im2col:
+  // 0.47 ms as loops, 2.9 ms as a strided copy).
+  if (dstStrides.back() != ir::Expr(1) || srcStrides.back() != ir::Expr(1))
+    return std::nullopt;
   copy.dst = store.buffer;
   copy.src = v->name;
   copy.dtype = dtype;

@@ -95,6 +95,10 @@ TEST(CopyNest, RefusesWhatIsNotAPlainCopy) {
   // In place: the loops' order would matter.
   EXPECT_FALSE(copyNest(*nest({codegen::store(
       "x", i * 6 + j + 1, codegen::load(DType::F32, "x", i * 6 + j))})));
+  // A strided innermost loop (faster as vectorized loops).
+  EXPECT_FALSE(copyNest(*nest(copyBody(i * 12 + j * 2, i * 6 + j))));
+  EXPECT_FALSE(copyNest(*nest(copyBody(i * 6 + j, j * 4 + i))));
+  EXPECT_TRUE(copyNest(*nest(copyBody(j + i * 8, i * 6 + j + 2))));
   // Not affine.
   EXPECT_FALSE(copyNest(*nest(copyBody(floorDiv(i * 6 + j, 2), i * 6 + j))));
   EXPECT_FALSE(copyNest(*nest(copyBody(i * j, i * 6 + j))));
