@@ -21,10 +21,15 @@ struct AcceptedStep {
   std::shared_ptr<const ir::StateMemo> memo; ///< of `program`
 };
 
-/// applyIfAccepted's refusal, or its validated result with the result's
-/// memo; throws as applyIfAccepted does.
+/// Whether acceptStep validates the result (see Workspace's deferred
+/// validation).
+enum class ResultCheck : std::uint8_t { Validate, Defer };
+
+/// applyIfAccepted's refusal, or its result, validated unless `check` is
+/// Defer, with the result's memo; throws as applyIfAccepted does.
 std::variant<CheckResult, AcceptedStep>
 acceptStep(const ir::Program &program, const Transformation &t,
-           const Match &match, const Params &params, InputValidity input);
+           const Match &match, const Params &params, InputValidity input,
+           ResultCheck check = ResultCheck::Validate);
 
 } // namespace weir::transforms

@@ -399,14 +399,15 @@ applyIfAccepted(const ir::Program &program, const Transformation &t,
 
 std::variant<CheckResult, AcceptedStep>
 acceptStep(const ir::Program &program, const Transformation &t,
-           const Match &match, const Params &params, InputValidity input) {
+           const Match &match, const Params &params, InputValidity input,
+           ResultCheck check) {
   auto outcome = checkedOutcome(program, t, match, params);
   if (auto *refused = std::get_if<CheckResult>(&outcome))
     return std::move(*refused);
   ApplyResult &r = std::get<ApplyResult>(outcome);
   auto result = std::make_shared<const ir::Program>(std::move(r.program));
   auto memo = std::make_shared<const ir::StateMemo>(result);
-  {
+  if (check == ResultCheck::Validate) {
     // Inside the caller's memo (the input's), which the validation's
     // comparisons with the input use.
     ir::UseStateMemo use(memo.get());

@@ -25,7 +25,8 @@ int step(Workspace &ws, const char *id, const transforms::Match &m,
 /// matches once and applies, in order, every one that still passes on the
 /// current version (transformations keep the ids of what they do not
 /// remove, so a later match either still names the right nodes or fails its
-/// check); passes repeat while one applied something.
+/// check); passes repeat while one applied something. Validates the result
+/// once at the end (the recipe defers validation).
 int exhaust(Workspace &ws, const char *id, const StepListener &listener,
             bool (*skip)(const ir::Program &,
                          const transforms::Match &) = nullptr) {
@@ -35,8 +36,10 @@ int exhaust(Workspace &ws, const char *id, const StepListener &listener,
     for (const transforms::Match &m : ws.matches(id))
       if (!skip || !ws.ask([&](const ir::Program &p) { return skip(p, m); }))
         pass += step(ws, id, m, {}, listener);
-    if (pass == 0)
+    if (pass == 0) {
+      ws.validatePending();
       return applied;
+    }
     applied += pass;
   }
 }
@@ -220,6 +223,9 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
                     const StepListener &listener) {
   if (target != "cpu")
     throw Error("the auto recipe knows the target 'cpu', not '" + target + "'");
+  // Validated once per transformation rather than after each of the
+  // hundreds of steps (a third of DenseNet-121's recipe).
+  Workspace::DeferredValidation defer(ws);
   int applied = 0;
   for (const char *id : {"fold-constants", "remove-identity", "fold-batchnorm",
                          "reshape-to-view"})
@@ -235,6 +241,7 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
       applied += step(ws, "expand", m, params, listener);
   }
   applied += step(ws, "expand-all", {}, {}, listener);
+  ws.validatePending();
   // Tier 2. GEMMs first: the bias fills of Gemm and Conv and the
   // elementwise maps right after them (bias, activation, residual add)
   // become epilogues, before map-fusion joins those maps to others and
@@ -271,12 +278,14 @@ int applyAutoRecipe(Workspace &ws, const std::string &target,
     const transforms::Params swap{{"first", last - 1}, {"second", last}};
     applied += step(ws, "map-interchange", m, swap, listener);
   }
+  ws.validatePending();
   // Last, once nothing asks any more whether an intermediate is read
   // elsewhere: transients of one shape with disjoint lifetimes share a
   // buffer (ordering edges added where only the backend's order kept
   // them apart, as for the padding fills that have no inputs).
   const transforms::Params order{{"order", true}};
   applied += step(ws, "buffer-reuse", {}, order, listener);
+  ws.validatePending();
   return applied;
 }
 

@@ -28,6 +28,8 @@
 ///  14. buffer-reuse with order = true (transients of one shape with
 ///      disjoint lifetimes share a buffer).
 /// The other fusion and data-movement transformations join as they land.
+/// Validation is deferred (Workspace::DeferredValidation) to the end of
+/// each transformation's steps.
 
 #include "workspace/workspace.h"
 

@@ -164,7 +164,8 @@ transforms::CheckResult Workspace::check(std::string_view transformation,
 
 transforms::InputValidity Workspace::validity(std::size_t index) const {
   if (index > 0)
-    return transforms::InputValidity::Valid;
+    return versions_[index].validated_ ? transforms::InputValidity::Valid
+                                       : transforms::InputValidity::Unknown;
   std::lock_guard lock(mutex_);
   if (!firstValidates_)
     firstValidates_ =
@@ -182,12 +183,15 @@ const ir::StateMemo *Workspace::memo() const {
 std::optional<Version>
 Workspace::attempt(const ir::Program &from, const Step &step,
                    transforms::CheckResult *refusal,
-                   transforms::InputValidity input) const {
+                   transforms::InputValidity input, bool deferrable) const {
   auto t = transforms::requireTransformation(step.transformation);
+  bool defer = deferrable && deferring_ > 0 && t->replaysExactly();
   auto start = std::chrono::steady_clock::now();
   std::variant<transforms::CheckResult, transforms::AcceptedStep> outcome;
   try {
-    outcome = transforms::acceptStep(from, *t, step.match, step.params, input);
+    outcome = transforms::acceptStep(from, *t, step.match, step.params, input,
+                                     defer ? transforms::ResultCheck::Defer
+                                           : transforms::ResultCheck::Validate);
   } catch (const Error &) {
     throw;
   } catch (const Interrupted &) {
@@ -211,6 +215,7 @@ Workspace::attempt(const ir::Program &from, const Step &step,
   Version v;
   v.exactness = t->exactness();
   v.replaysExactly_ = t->replaysExactly();
+  v.validated_ = !defer;
   v.cell_->kept.store(std::move(r.program));
   v.memo_ = std::move(r.memo);
   v.idMap = std::move(r.idMap);
@@ -266,7 +271,7 @@ const Version *Workspace::tryApply(std::string_view transformation,
     ir::UseStateMemo use(memo());
     std::optional<Version> v =
         attempt(*base, labelled(*base, transformation, match, params), refusal,
-                validity(current_));
+                validity(current_), true);
     if (!v)
       return nullptr;
     // Nothing above changed the workspace; from here nothing throws but
@@ -279,6 +284,68 @@ const Version *Workspace::tryApply(std::string_view transformation,
   }
   notify({ChangeKind::Applied, from, current_});
   return &versions_[current_];
+}
+
+Workspace::DeferredValidation::DeferredValidation(Workspace &ws) : ws_(ws) {
+  std::lock_guard lock(ws_.mutex_);
+  ++ws_.deferring_;
+}
+
+Workspace::DeferredValidation::~DeferredValidation() {
+  std::lock_guard lock(ws_.mutex_);
+  --ws_.deferring_;
+}
+
+bool Workspace::validatePending() {
+  std::lock_guard lock(mutex_);
+  if (versions_[current_].validated_)
+    return false;
+  // Against the last version known to validate, when it is in memory: the
+  // two-program form checks again only what the steps since changed.
+  std::size_t base = current_;
+  while (base > 0 && !versions_[base].validated_)
+    --base;
+  auto validated = [&](std::size_t from, const ir::Program &result,
+                       bool rebuild) {
+    std::shared_ptr<const ir::Program> before =
+        rebuild ? versions_[from].program() : versions_[from].programIfLoaded();
+    if (!before || validity(from) != transforms::InputValidity::Valid)
+      return ir::validate(result);
+    return ir::validate(result, *before);
+  };
+  if (!ir::hasErrors(validated(base, *programPtr(), false))) {
+    versions_[current_].validated_ = true;
+    return true;
+  }
+  // Step by step from there, to the first that broke it.
+  for (std::size_t i = base + 1; i <= current_; ++i) {
+    const Step &step = *versions_[i].step;
+    std::string problem;
+    try {
+      std::vector<ir::Diagnostic> d =
+          validated(i - 1, *versions_[i].program(), true);
+      if (ir::hasErrors(d))
+        problem = d.front().str();
+    } catch (const Error &e) { // a rebuild that failed
+      problem = e.what();
+    }
+    if (problem.empty()) {
+      versions_[i].validated_ = true;
+      continue;
+    }
+    std::size_t from = current_;
+    {
+      Busy busy(*this);
+      moveTo(i - 1);
+      versions_.resize(i);
+    }
+    notify({ChangeKind::Reverted, from, current_});
+    throw Error(step.transformation + " at " + step.match.str() +
+                " produced an invalid program: " + problem);
+  }
+  throw Error("internal error: version " + std::to_string(current_) +
+              " does not validate against version " + std::to_string(base) +
+              ", though each step since does");
 }
 
 void Workspace::undo() {

@@ -14,6 +14,8 @@
 ///   expressions, subgraphs) are shared between them.
 /// - recipe() is the list of steps up to the current version; replay()
 ///   applies a recipe all-or-nothing.
+/// - A recipe may defer validation (DeferredValidation): Weir's own steps
+///   are then validated where it asks (validatePending()), not one by one.
 /// - Observers hear about every change (the GUI redraws).
 /// - Threads: every member function that changes the workspace, lists
 ///   matches, checks or verifies holds the workspace's (recursive) lock,
@@ -105,6 +107,9 @@ private:
   const Workspace *owner_ = nullptr;
   std::size_t index_ = 0;
   bool replaysExactly_ = true; ///< whether its step may be replayed
+  /// Whether its program is known to validate: false for a step's result
+  /// whose validation was deferred and not done since.
+  bool validated_ = true;
 };
 
 enum class ChangeKind : std::uint8_t { Applied, Undone, Redone, Reverted };
@@ -181,6 +186,34 @@ public:
   /// reachable by redo until the next apply.
   void revert(std::size_t index);
 
+  /// Deferred validation, the way DaCe's apply_transformations_repeated
+  /// validates once at its end rather than after each application: while
+  /// one of these lives, the results of Weir's own transformations (those
+  /// that replay exactly, so a version can be rebuilt to find the step that
+  /// broke the program) are not validated step by step, and
+  /// validatePending() validates the current version once. A plugin's
+  /// steps are still validated one by one. A version left unvalidated
+  /// counts as not known to validate: a step applied to it validates its
+  /// result in full, and compiling validates in any case (codegen::lower).
+  class DeferredValidation {
+  public:
+    explicit DeferredValidation(Workspace &ws);
+    ~DeferredValidation();
+    DeferredValidation(const DeferredValidation &) = delete;
+    DeferredValidation &operator=(const DeferredValidation &) = delete;
+
+  private:
+    Workspace &ws_;
+  };
+  /// Validates the current version when a deferred step made it. When it
+  /// has errors, finds the first step since the last validated version
+  /// whose result does not validate, goes back to the version before that
+  /// step, drops it and every version after it, and throws the weir::Error
+  /// the step would have thrown had it been validated ("<id> at <match>
+  /// produced an invalid program: ..."). Returns false when the current
+  /// version needed no validation.
+  bool validatePending();
+
   /// The steps from the first version to the current one.
   Recipe recipe() const;
   /// Applies every step of `recipe` to the current version; all or nothing.
@@ -212,17 +245,21 @@ private:
   /// The version `step` produces from `from`, or nullopt (with the reason
   /// in `refusal`) when its check refuses; throws when the transformation
   /// fails or its result does not validate. Changes nothing.
-  /// `input`: whether `from` is known to validate (validity()).
+  /// `input`: whether `from` is known to validate (validity()). With
+  /// `deferrable`, a step of a transformation that replays exactly is not
+  /// validated while validation is deferred (the version records that).
   std::optional<Version> attempt(const ir::Program &from, const Step &step,
                                  transforms::CheckResult *refusal,
-                                 transforms::InputValidity input) const;
+                                 transforms::InputValidity input,
+                                 bool deferrable = false) const;
   /// attempt(), with a refusal thrown as weir::Error.
   Version derive(const ir::Program &from, const Step &step,
                  transforms::InputValidity input) const;
   /// Whether version `index`'s program validates without errors, as far as
   /// the workspace knows: every step's result did (attempt() refuses one
-  /// that does not); the first version is validated once, when a step is
-  /// first applied to it.
+  /// that does not) unless its validation was deferred and not done since;
+  /// the first version is validated once, when a step is first applied to
+  /// it.
   transforms::InputValidity validity(std::size_t index) const;
   /// The indexes of the current version's states, shared by every check
   /// and match on it (ir/state_memo.h); guarded by mutex_.
@@ -258,6 +295,7 @@ private:
   int nextObserver_ = 1;
   mutable std::recursive_mutex mutex_;
   bool busy_ = false; ///< a step is being applied (guarded by mutex_)
+  int deferring_ = 0;  ///< live DeferredValidations (guarded by mutex_)
 };
 
 } // namespace weir::workspace

@@ -92,8 +92,9 @@ TEST_F(ResidentVersions, ALongHistoryKeepsFewProgramsAndRebuildsTheRest) {
                 i + Workspace::kRecent >= ws.current();
     EXPECT_EQ(v.resident(), kept) << "version " << i;
     // Nothing else holds a dropped program: it is gone.
-    if (!kept)
+    if (!kept) {
       EXPECT_EQ(v.programIfLoaded(), nullptr) << "version " << i;
+    }
     resident += v.resident();
   }
   EXPECT_LE(resident, n / Workspace::kCheckpointEvery + Workspace::kRecent + 2);

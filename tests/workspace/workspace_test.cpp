@@ -120,6 +120,63 @@ TEST_F(WorkspaceTest, UndoRedoRevertRestoreVersionsWithoutRerunning) {
   EXPECT_EQ(ws.recipe().steps.size(), 2u);
 }
 
+TEST_F(WorkspaceTest, DeferredValidationFindsTheStepThatBrokeTheProgram) {
+  Workspace ws(model("cnn.onnx"));
+  std::vector<Match> folds = ws.matches("fold-batchnorm");
+  ASSERT_GE(folds.size(), 2u);
+  std::vector<Change> changes;
+  ws.addObserver(
+      [&](const Workspace &, const Change &c) { changes.push_back(c); });
+  {
+    Workspace::DeferredValidation defer(ws);
+    ws.apply("fold-batchnorm", folds[0]);
+    // Accepted without validation, and a step applied after it.
+    ws.apply("test-invalid");
+    EXPECT_FALSE(valid(ws.program()));
+    ws.apply("fold-batchnorm", folds[1]);
+    ASSERT_EQ(ws.current(), 3u);
+    try {
+      ws.validatePending();
+      FAIL() << "the invalid step was not found";
+    } catch (const Error &e) {
+      EXPECT_THAT(e.what(),
+                  HasSubstr("test-invalid at program produced an invalid "
+                            "program"));
+    }
+    // Back to the version before it, the broken step and those after it
+    // gone.
+    EXPECT_EQ(ws.current(), 1u);
+    EXPECT_EQ(ws.versions().size(), 2u);
+    EXPECT_FALSE(ws.canRedo());
+    EXPECT_TRUE(valid(ws.program()));
+    ASSERT_FALSE(changes.empty());
+    EXPECT_EQ(changes.back().kind, ChangeKind::Reverted);
+    EXPECT_EQ(changes.back().from, 3u);
+    EXPECT_EQ(changes.back().to, 1u);
+    // Deferred steps that validate: validated once, then nothing pending.
+    ws.apply("fold-batchnorm", folds[1]);
+    EXPECT_TRUE(ws.validatePending());
+    EXPECT_FALSE(ws.validatePending());
+    EXPECT_EQ(ws.versions().size(), 3u);
+  }
+  // Undeferred, the broken step is refused as it is applied.
+  EXPECT_THROW(ws.apply("test-invalid"), Error);
+  // A deferred step left unvalidated counts as not known to validate: the
+  // next step's result is validated in full, and inherits its problem.
+  {
+    Workspace::DeferredValidation defer(ws);
+    ws.apply("test-invalid");
+  }
+  std::size_t before = ws.versions().size();
+  try {
+    ws.apply("expand", ws.matches("expand").at(0));
+    FAIL() << "a step on an unvalidated, invalid version was not refused";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("produced an invalid program"));
+  }
+  EXPECT_EQ(ws.versions().size(), before);
+}
+
 TEST_F(WorkspaceTest, FailedApplyLeavesWorkspaceUntouched) {
   Workspace ws(model("cnn.onnx"));
   ws.apply("fold-batchnorm", ws.matches("fold-batchnorm").at(0));
