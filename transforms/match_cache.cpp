@@ -3,7 +3,10 @@
 #include "ir/hash.h"
 #include "transforms/registry.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 namespace weir::transforms {
 namespace {
@@ -114,79 +117,72 @@ void addContainer(Hasher &h, const ir::Program &p, const std::string &name) {
   h.addPointer(c->constant);
 }
 
+/// Whether `a` and `b` hold the same elements, in order (ir/cow_list.h:
+/// an element at the same address is the same, unchanged element while a
+/// list that holds it lives).
+template <typename T>
+bool sameElements(const ir::CowList<T> &a, const ir::CowList<T> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (&a[i] != &b[i])
+      return false;
+  return true;
+}
+
 } // namespace
 
-std::uint64_t stateFingerprint(const ir::Program &program,
-                               const ir::State &state,
-                               std::vector<std::shared_ptr<const void>> *keep) {
-  Hasher h(keep);
-  h.add(state.name);
-  for (const ir::Node &n : state.nodes) {
-    h.add(std::uint64_t(n.id));
-    h.add(std::uint64_t(n.kind));
-    h.add(n.label);
-    h.add(n.inputs);
-    h.add(n.outputs);
-    switch (n.kind) {
-    case ir::NodeKind::Access:
-      addContainer(h, program, n.access().container);
-      break;
-    case ir::NodeKind::Tasklet:
-      h.add(n.tasklet().source);
-      break;
-    case ir::NodeKind::MapEntry:
-    case ir::NodeKind::MapExit: {
-      const ir::MapData &m = n.map();
-      for (const std::string &param : m.params)
-        h.add(param);
-      for (const ir::Range &r : m.ranges)
-        h.add(r);
-      h.add(std::uint64_t(m.schedule) << 32 | m.partner);
-      break;
-    }
-    case ir::NodeKind::Library: {
-      const ir::LibraryData &l = n.library();
-      h.add(l.op);
-      h.add(l.domain);
-      h.add(std::uint64_t(l.opsetVersion) << 1 | l.unknown);
-      h.add(l.implementation);
-      h.add(l.attributes);
-      h.add(std::uint64_t(l.flops.has_value()));
-      if (l.flops)
-        h.add(*l.flops);
-      break;
-    }
-    case ir::NodeKind::Primitive:
-      h.add(n.primitive().primitive);
-      h.add(n.primitive().attributes);
-      break;
-    }
-  }
-  for (const ir::Edge &e : state.edges) {
-    h.add(std::uint64_t(e.id));
-    h.add(std::uint64_t(e.src));
-    h.add(e.srcConn);
-    h.add(std::uint64_t(e.dst));
-    h.add(e.dstConn);
-    h.add(e.memlet);
+std::uint64_t containerFingerprint(
+    const ir::Program &program, const ir::State &state,
+    std::vector<std::shared_ptr<const void>> *keep) {
+  std::vector<std::string_view> names;
+  for (const ir::Node &n : state.nodes)
+    if (n.kind == ir::NodeKind::Access)
+      names.push_back(n.access().container);
+  for (const ir::Edge &e : state.edges)
     if (!e.memlet.empty())
-      addContainer(h, program, e.memlet.container);
-  }
+      names.push_back(e.memlet.container);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  Hasher h(keep);
+  for (std::string_view name : names)
+    addContainer(h, program, std::string(name));
   return h.value();
 }
 
-MatchCache::Prints MatchCache::fingerprints(const ir::Program &program) {
-  Prints p;
-  p.keeps.resize(program.states.size());
-  for (std::size_t i = 0; i < program.states.size(); ++i)
-    p.values.push_back(
-        stateFingerprint(program, program.states[i], &p.keeps[i]));
-  return p;
+/// What matching needs of one state in one call, computed when first
+/// asked for: the snapshot an entry keeps and the containers' fingerprint.
+struct MatchCache::Seen {
+  const ir::Program &program;
+  const ir::State &state;
+  std::shared_ptr<const ir::State> snapshot;
+  std::optional<std::uint64_t> containers;
+  std::vector<std::shared_ptr<const void>> keep;
+
+  const std::shared_ptr<const ir::State> &copy() {
+    if (!snapshot)
+      snapshot = std::make_shared<const ir::State>(state);
+    return snapshot;
+  }
+  std::uint64_t containerPrint() {
+    if (!containers)
+      containers = containerFingerprint(program, state, &keep);
+    return *containers;
+  }
+};
+
+std::vector<MatchCache::Seen>
+MatchCache::seen(const ir::Program &program) {
+  std::vector<Seen> out;
+  out.reserve(program.states.size());
+  for (const ir::State &s : program.states)
+    out.push_back(Seen{program, s, nullptr, std::nullopt, {}});
+  return out;
 }
 
 std::vector<Match> MatchCache::matchWith(const ir::Program &program,
                                          const Transformation &t,
-                                         const Prints &prints) {
+                                         std::vector<Seen> &seen) {
   const Pattern &pattern = t.pattern();
   if (pattern.empty())
     return {Match{}};
@@ -195,14 +191,23 @@ std::vector<Match> MatchCache::matchWith(const ir::Program &program,
   std::map<std::string, Entry> fresh;
   for (std::size_t i = 0; i < program.states.size(); ++i) {
     const ir::State &state = program.states[i];
+    Seen &now = seen[i];
     auto it = byState.find(state.name);
     Entry entry;
-    if (it != byState.end() && it->second.fingerprint == prints.values[i]) {
+    // The same elements, and the same containers behind their names: the
+    // same state as far as a pattern can see. A step changes the elements
+    // it touches, so most states a step changed are told apart by the
+    // addresses alone, without hashing anything.
+    if (it != byState.end() && sameElements(it->second.state->nodes,
+                                            state.nodes) &&
+        sameElements(it->second.state->edges, state.edges) &&
+        it->second.containers == now.containerPrint()) {
       entry = std::move(it->second);
       ++stats_.statesReused;
     } else {
-      entry.fingerprint = prints.values[i];
-      entry.keep = prints.keeps[i];
+      entry.state = now.copy();
+      entry.containers = now.containerPrint();
+      entry.keep = now.keep;
       entry.matches = matchesInState(program, pattern, state);
       ++stats_.statesMatched;
     }
@@ -215,15 +220,16 @@ std::vector<Match> MatchCache::matchWith(const ir::Program &program,
 
 std::vector<Match> MatchCache::matches(const ir::Program &program,
                                        const Transformation &t) {
-  return matchWith(program, t, fingerprints(program));
+  std::vector<Seen> s = seen(program);
+  return matchWith(program, t, s);
 }
 
 std::vector<std::pair<std::string, std::vector<Match>>>
 MatchCache::allMatches(const ir::Program &program) {
-  Prints prints = fingerprints(program);
+  std::vector<Seen> s = seen(program);
   std::vector<std::pair<std::string, std::vector<Match>>> out;
   for (const auto &t : transformations())
-    out.emplace_back(std::string(t->id()), matchWith(program, *t, prints));
+    out.emplace_back(std::string(t->id()), matchWith(program, *t, s));
   return out;
 }
 

@@ -46,14 +46,11 @@ bool Pattern::admits(std::size_t index, const ir::Program &program,
   return !p.predicate || p.predicate(program, graph, node);
 }
 
-StateGraph::StateGraph(const ir::State &state) : state_(state) {
-  nodes_.reserve(state.nodes.size());
-  for (const ir::Node &n : state.nodes)
-    nodes_.emplace_back(n.id, &n);
-  std::sort(nodes_.begin(), nodes_.end(),
-            [](const auto &a, const auto &b) { return a.first < b.first; });
+StateGraph::StateGraph(const ir::State &state)
+    : state_(state), index_(ir::memoized<ir::NodeIndex>(
+                         state, [&] { return ir::NodeIndex(state); })) {
   // Counting sort of the edges by source and by destination, stable.
-  std::size_t n = nodes_.size();
+  std::size_t n = state.nodes.size();
   std::vector<std::size_t> src(state.edges.size()), dst(state.edges.size());
   in_.first.assign(n + 1, 0);
   out_.first.assign(n + 1, 0);
@@ -86,26 +83,23 @@ std::shared_ptr<const StateGraph> sharedStateGraph(const ir::State &state) {
 }
 
 std::size_t StateGraph::indexOf(ir::NodeId id) const {
-  auto it = std::lower_bound(
-      nodes_.begin(), nodes_.end(), id,
-      [](const auto &entry, ir::NodeId v) { return entry.first < v; });
-  return it != nodes_.end() && it->first == id ? std::size_t(it - nodes_.begin())
-                                               : nodes_.size();
+  std::size_t at = index_->position(id);
+  return at == ir::NodeIndex::kAbsent ? state_.nodes.size() : at;
 }
 
 StateGraph::Edges StateGraph::in(ir::NodeId id) const {
   std::size_t i = indexOf(id);
-  return i < nodes_.size() ? in_.of(i) : Edges();
+  return i < state_.nodes.size() ? in_.of(i) : Edges();
 }
 
 StateGraph::Edges StateGraph::out(ir::NodeId id) const {
   std::size_t i = indexOf(id);
-  return i < nodes_.size() ? out_.of(i) : Edges();
+  return i < state_.nodes.size() ? out_.of(i) : Edges();
 }
 
 const ir::Node *StateGraph::node(ir::NodeId id) const {
   std::size_t i = indexOf(id);
-  return i < nodes_.size() ? nodes_[i].second : nullptr;
+  return i < state_.nodes.size() ? &state_.nodes[i] : nullptr;
 }
 
 namespace {

@@ -20,6 +20,7 @@
 /// the edges of earlier ones, so declare roles in an order where each is
 /// connected to one before it.
 
+#include "ir/node_index.h"
 #include "ir/program.h"
 
 #include <functional>
@@ -56,8 +57,11 @@ private:
     }
   };
   const ir::State &state_;
-  std::vector<std::pair<ir::NodeId, const ir::Node *>> nodes_; ///< sorted
+  /// Node positions by id: the state's memoized index (ir/state_memo.h),
+  /// which the version's validation and other passes share.
+  std::shared_ptr<const ir::NodeIndex> index_;
   Lists in_, out_;
+  /// The node's position, or the node count when there is none.
   std::size_t indexOf(ir::NodeId id) const;
 };
 
