@@ -7,12 +7,14 @@
 #include "codegen/cpu/object_cache.h"
 #include "codegen/cpu/openblas.h"
 #include "codegen/cpu/pieces.h"
+#include "codegen/cpu/strided_copy.h"
 #include "core/interp/bind_inputs.h"
 #include "core/runtime/thread_pool.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 #include <mutex>
@@ -31,6 +33,8 @@ struct Compiled {
   /// labelOffsets[i].
   std::vector<std::string> labels;
   std::vector<std::size_t> labelOffsets;
+  /// Driver copy k's profiled region (when profiling): labels[copyLabels[k]].
+  std::vector<std::size_t> copyLabels;
   std::string llvmIR, optimizedIR;
   int cachedPieces = 0, sharedPieces = 0;
   bool callsSgemm = false;
@@ -124,6 +128,11 @@ std::shared_ptr<Compiled> compileFresh(const ir::Program &program,
     c->cachedPieces += p.fromCache ? 1 : 0;
     c->sharedPieces += p.shared ? 1 : 0;
   }
+  if (options.profile)
+    for (const cpu::DriverCopy &copy : c->plan.copies) {
+      c->copyLabels.push_back(c->labels.size());
+      c->labels.push_back(copy.label.empty() ? "(unnamed loop)" : copy.label);
+    }
   if (options.keepLLVMIR) {
     c->llvmIR = joinIR(pieces, &cpu::CompiledPiece::llvmIR);
     c->optimizedIR = joinIR(pieces, &cpu::CompiledPiece::optimizedIR);
@@ -131,8 +140,29 @@ std::shared_ptr<Compiled> compileFresh(const ir::Program &program,
   return c;
 }
 
-/// Runs the driver program: allocates and frees the top-level transients
-/// and calls the pieces between, each with its own buffers.
+/// A driver copy, its sizes evaluated under the run's symbols.
+void runCopy(const cpu::DriverCopy &copy, const std::vector<void *> &table,
+             const ir::Bindings &symbols) {
+  const cpu::CopyNest &n = copy.nest;
+  std::array<std::int64_t, 3 * cpu::kMaxCopyRank> dims{};
+  for (std::size_t k = 0; k < n.dims.size(); ++k) {
+    dims[3 * k] = n.dims[k].extent.evaluate(symbols);
+    dims[3 * k + 1] = n.dims[k].dstStride.evaluate(symbols);
+    dims[3 * k + 2] = n.dims[k].srcStride.evaluate(symbols);
+  }
+  auto bytes = static_cast<std::int64_t>(ir::dtypeSize(n.dtype));
+  auto *dst = static_cast<std::byte *>(
+      table[static_cast<std::size_t>(copy.dstSlot)]);
+  const auto *src = static_cast<const std::byte *>(
+      table[static_cast<std::size_t>(copy.srcSlot)]);
+  cpu::stridedCopy(dst + n.dstOffset.evaluate(symbols) * bytes,
+                   src + n.srcOffset.evaluate(symbols) * bytes, bytes,
+                   static_cast<std::int64_t>(n.dims.size()), dims.data());
+}
+
+/// Runs the driver program: allocates and frees the top-level transients,
+/// calls the pieces between, each with its own buffers, and runs the copies
+/// that need no code.
 void runPlan(const Compiled &c, const std::vector<void *> &buffers,
              const std::vector<std::int64_t> &symbolValues,
              const ir::Bindings &symbols, std::vector<double> &seconds,
@@ -142,6 +172,12 @@ void runPlan(const Compiled &c, const std::vector<void *> &buffers,
   std::vector<std::int64_t> bytes(table.size(), 0);
   std::copy(buffers.begin(), buffers.end(), table.begin());
   std::vector<void *> args;
+  // An overflow evaluating a size: free what is held, then report it.
+  auto releaseHeld = [&] {
+    for (std::size_t i = buffers.size(); i < table.size(); ++i)
+      if (table[i])
+        cpu::releaseTransient(&rt, table[i], bytes[i]);
+  };
   std::size_t at = 0;
   while (at < plan.steps.size()) {
     const cpu::DriverStep &s = plan.steps[at];
@@ -151,10 +187,8 @@ void runPlan(const Compiled &c, const std::vector<void *> &buffers,
       try {
         bytes[slot] = s.size.evaluate(symbols) *
                       static_cast<std::int64_t>(ir::dtypeSize(s.dtype));
-      } catch (...) { // an overflow: free what is held, then report it
-        for (std::size_t i = buffers.size(); i < table.size(); ++i)
-          if (table[i])
-            cpu::releaseTransient(&rt, table[i], bytes[i]);
+      } catch (...) {
+        releaseHeld();
         throw;
       }
       table[slot] = cpu::allocateTransient(&rt, bytes[slot], s.zeroFill);
@@ -174,6 +208,22 @@ void runPlan(const Compiled &c, const std::vector<void *> &buffers,
         args.push_back(table[static_cast<std::size_t>(from)]);
       rt.profile = seconds.data() + c.labelOffsets[p];
       c.module->entry(p)(args.data(), symbolValues.data(), &rt);
+      break;
+    }
+    case cpu::DriverStep::Kind::Copy: {
+      auto k = static_cast<std::size_t>(s.copy);
+      auto start = std::chrono::steady_clock::now();
+      try {
+        runCopy(plan.copies[k], table, symbols);
+      } catch (...) {
+        releaseHeld();
+        throw;
+      }
+      if (!c.copyLabels.empty())
+        seconds[c.copyLabels[k]] += std::chrono::duration<double>(
+                                        std::chrono::steady_clock::now() -
+                                        start)
+                                        .count();
       break;
     }
     }

@@ -139,4 +139,40 @@ std::optional<CopyNest> copyNest(const Stmt &s) {
   return copy;
 }
 
+namespace {
+
+void countReads(const Value &v, LocalReads &reads) {
+  if (v.kind == ValueKind::Local)
+    ++reads[v.name];
+  for (const ValuePtr &o : v.operands)
+    countReads(*o, reads);
+}
+
+void countReads(const Stmt &s, LocalReads &reads) {
+  if (s.value)
+    countReads(*s.value, reads);
+  for (const StmtPtr &c : s.body)
+    countReads(*c, reads);
+}
+
+} // namespace
+
+LocalReads localReads(const Stmt &s) {
+  LocalReads reads;
+  countReads(s, reads);
+  return reads;
+}
+
+std::optional<CopyNest> copyNestOnly(const Stmt &s,
+                                     const LocalReads &functionReads) {
+  std::optional<CopyNest> copy = copyNest(s);
+  if (!copy)
+    return std::nullopt;
+  for (const auto &[name, reads] : copy->localReads)
+    if (auto it = functionReads.find(name);
+        it == functionReads.end() || it->second != reads)
+      return std::nullopt;
+  return copy;
+}
+
 } // namespace weir::codegen::cpu

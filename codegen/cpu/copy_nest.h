@@ -28,6 +28,7 @@
 
 #include "codegen/lower/loop_ir.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,5 +56,14 @@ struct CopyNest {
 
 /// `s` as a copy nest, or nullopt when it is not one (see the file comment).
 std::optional<CopyNest> copyNest(const Stmt &s);
+
+/// Reads of each local in `s` and everything in it.
+using LocalReads = std::map<std::string, int, std::less<>>;
+LocalReads localReads(const Stmt &s);
+
+/// copyNest(s) when nothing but the nest reads the locals it assigns:
+/// `functionReads` (localReads of the whole function) counts no other read.
+std::optional<CopyNest> copyNestOnly(const Stmt &s,
+                                     const LocalReads &functionReads);
 
 } // namespace weir::codegen::cpu

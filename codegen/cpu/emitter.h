@@ -56,8 +56,6 @@ private:
   void emitParallelFor(const Stmt &s);
   /// A copy nest as one call of the runtime's strided copy.
   void emitCopy(const Stmt &s, const CopyNest &c);
-  /// `s` as a copy nest whose locals nothing outside it reads.
-  std::optional<CopyNest> copyNestOnly(const Stmt &s) const;
   void emitAllocate(const Stmt &s);
   void emitStore(const Stmt &s);
   void emitCall(const Stmt &s);
@@ -112,7 +110,7 @@ private:
   std::vector<std::string> *profileLabels_;
   int loopDepth_ = 0; ///< loops (and outlined bodies) around the insert point
   /// Reads of each local in the whole function.
-  std::map<std::string, int, std::less<>> localReads_;
+  LocalReads localReads_;
   /// The label of the innermost labelled loop around the insert point:
   /// block names start with it (see kBlockLabelSeparator).
   std::string label_;

@@ -163,7 +163,7 @@ void Emitter::emitFor(const Stmt &s) {
   profiled(s.label, [&] {
     if (s.forKind == ForKind::Parallel)
       return emitParallelFor(s);
-    if (std::optional<CopyNest> copy = copyNestOnly(s))
+    if (std::optional<CopyNest> copy = copyNestOnly(s, localReads_))
       return emitCopy(s, *copy);
     emitSerialLoop(s.var, index(s.begin), index(s.end), index(s.step),
                    s.forKind == ForKind::Vectorized, s.body);
@@ -173,17 +173,6 @@ void Emitter::emitFor(const Stmt &s) {
   // after the enclosing loop's label (none outside all loops).
   if (s.forKind != ForKind::Parallel)
     b_.GetInsertBlock()->setName(blockName(s.var + ".exit"));
-}
-
-std::optional<CopyNest> Emitter::copyNestOnly(const Stmt &s) const {
-  std::optional<CopyNest> copy = copyNest(s);
-  if (!copy)
-    return std::nullopt;
-  for (const auto &[name, reads] : copy->localReads)
-    if (auto it = localReads_.find(name);
-        it == localReads_.end() || it->second != reads)
-      return std::nullopt;
-  return copy;
 }
 
 void Emitter::emitCopy(const Stmt &s, const CopyNest &c) {
@@ -470,22 +459,6 @@ std::string firstLabel(const Stmt *s) {
   return "";
 }
 
-void countLocalReads(const Value &v,
-                     std::map<std::string, int, std::less<>> &reads) {
-  if (v.kind == ValueKind::Local)
-    ++reads[v.name];
-  for (const ValuePtr &o : v.operands)
-    countLocalReads(*o, reads);
-}
-
-void countLocalReads(const Stmt &s,
-                     std::map<std::string, int, std::less<>> &reads) {
-  if (s.value)
-    countLocalReads(*s.value, reads);
-  for (const StmtPtr &c : s.body)
-    countLocalReads(*c, reads);
-}
-
 } // namespace
 
 void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
@@ -502,9 +475,7 @@ void Emitter::emitEntry(const LoopFunction &f, const std::string &entryName) {
   setFunctionAttributes(kernel);
   scope_ = Scope{};
   scope_.fn = kernel;
-  localReads_.clear();
-  if (f.body)
-    countLocalReads(*f.body, localReads_);
+  localReads_ = f.body ? localReads(*f.body) : LocalReads{};
   // The entry blocks are named after the first statement: inlined into one
   // another, they are where that statement's code before its first loop
   // (or all of it, once a copy loop becomes a memcpy) lands.

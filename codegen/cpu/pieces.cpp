@@ -150,7 +150,8 @@ std::string labelStem(const std::string &label) {
 class Cutter {
 public:
   Cutter(const LoopFunction &f, std::int64_t budget)
-      : f_(f), budget_(budget), lifetimes_(f.body) {
+      : f_(f), budget_(budget), lifetimes_(f.body),
+        reads_(f.body ? localReads(*f.body) : LocalReads{}) {
     for (const BufferParam &b : f.buffers) {
       slots_[b.name].push_back(plan_.slotCount++);
       dtypes_[b.name].push_back(b.dtype);
@@ -188,9 +189,11 @@ private:
         allocate(*s);
         continue;
       }
+      bool mayCut = i == 0 || cut[i - 1];
+      if (mayCut && cut[i] && copy(*s))
+        continue;
       std::int64_t size = loopIRSize(*s);
       std::string stem = labelStem(s->label);
-      bool mayCut = i == 0 || cut[i - 1];
       if (!group_.empty() && mayCut &&
           (stem != groupStem_ || groupSize_ + size > budget_))
         flush();
@@ -199,6 +202,26 @@ private:
       if (!s->label.empty() || group_.size() == 1)
         groupStem_ = std::move(stem);
     }
+  }
+
+  /// `s` as a driver copy step, when it is a copy nest over buffers the
+  /// driver holds; false otherwise.
+  bool copy(const Stmt &s) {
+    std::optional<CopyNest> nest = copyNestOnly(s, reads_);
+    if (!nest)
+      return false;
+    auto dst = slots_.find(nest->dst), src = slots_.find(nest->src);
+    if (dst == slots_.end() || dst->second.empty() || src == slots_.end() ||
+        src->second.empty())
+      return false;
+    flush();
+    DriverStep step;
+    step.kind = DriverStep::Kind::Copy;
+    step.copy = static_cast<int>(plan_.copies.size());
+    plan_.copies.push_back(
+        {std::move(*nest), dst->second.back(), src->second.back(), s.label});
+    plan_.steps.push_back(step);
+    return true;
   }
 
   void allocate(const Stmt &s) {
@@ -261,6 +284,7 @@ private:
   const LoopFunction &f_;
   std::int64_t budget_;
   LocalLifetimes lifetimes_;
+  LocalReads reads_; ///< of the whole function
   PiecePlan plan_;
   /// Buffer name -> slots (and dtypes), innermost allocation last.
   std::map<std::string, std::vector<int>> slots_;

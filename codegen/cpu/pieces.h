@@ -15,13 +15,18 @@
 /// with the model: LLVM's scheduling and register allocation are
 /// superlinear in the size of one function. And a step that changes one
 /// node changes the pieces of that node only: the others come from the
-/// compile cache.
+/// compile cache. A top-level copy nest that a cut may separate from its
+/// neighbours (no local crosses it) is no piece: the driver runs it with
+/// the runtime's strided copy (DriverCopy). Each piece costs LLVM some
+/// milliseconds however small; DenseNet-121's 454 Concat copies were half
+/// of its compile time as pieces.
 ///
 /// A piece is a LoopFunction of its own whose buffers are those it uses (in
 /// name order) and whose symbols are the program's. Its code depends only
 /// on its statements, so a piece compiled once is reused by any program
 /// that holds the same statements over the same buffer names.
 
+#include "codegen/cpu/copy_nest.h"
 #include "codegen/lower/loop_ir.h"
 #include "ir/expr.h"
 
@@ -40,10 +45,24 @@ struct Piece {
   std::vector<int> slots;
 };
 
+/// A top-level copy nest (copy_nest.h) the driver runs itself, with the
+/// runtime's strided copy: it needs no code. Its offsets, strides and
+/// extents hold program symbols at most (nothing encloses it).
+struct DriverCopy {
+  CopyNest nest;
+  int dstSlot = -1, srcSlot = -1;
+  std::string label; ///< the nest's, for profiles
+};
+
 /// One step of the driver. Slots 0 .. buffers-1 hold the LoopFunction's own
 /// buffers (in its order); each allocation takes a new slot.
 struct DriverStep {
-  enum class Kind : std::uint8_t { Allocate, Call, Free } kind = Kind::Call;
+  enum class Kind : std::uint8_t {
+    Allocate,
+    Call,
+    Free,
+    Copy
+  } kind = Kind::Call;
   int slot = -1;        ///< Allocate, Free
   ir::DType dtype{};    ///< Allocate
   ir::Expr size;        ///< Allocate: element count
@@ -52,10 +71,12 @@ struct DriverStep {
   /// when the allocation fails (the error is set; nothing inside runs).
   int skipTo = -1;
   int piece = -1; ///< Call
+  int copy = -1;  ///< Copy: its index in PiecePlan::copies
 };
 
 struct PiecePlan {
   std::vector<Piece> pieces;
+  std::vector<DriverCopy> copies;
   std::vector<DriverStep> steps;
   int slotCount = 0;
 };

@@ -25,8 +25,22 @@ using codegen::ForKind;
 using codegen::StmtPtr;
 using codegen::cpu::DriverStep;
 
+/// A node's loop: to[i] = -from[i] (not a plain copy, which the driver
+/// runs itself: see DriverCopy below).
 StmtPtr copyLoop(const std::string &label, const std::string &from,
                  const std::string &to, std::int64_t n) {
+  ir::Expr i = ir::Expr::symbol("i");
+  return codegen::forLoop(
+      "i", 0, n, 1, ForKind::Serial,
+      {codegen::store(to, i,
+                      codegen::unary(ir::tasklet::UnaryOp::Neg,
+                                     codegen::load(ir::DType::F32, from, i)))},
+      label);
+}
+
+/// to[i] = from[i]: a plain copy nest.
+StmtPtr plainCopy(const std::string &label, const std::string &from,
+                  const std::string &to, std::int64_t n) {
   ir::Expr i = ir::Expr::symbol("i");
   return codegen::forLoop(
       "i", 0, n, 1, ForKind::Serial,
@@ -143,6 +157,37 @@ TEST(Pieces, DeeplyNestedAllocationsCutInLinearTime) {
   std::printf("[ info     ] 8000 nested allocations cut in %.3f s\n", big);
   // Quadratic took minutes here; linear takes milliseconds.
   EXPECT_LT(big, 10.0);
+}
+
+TEST(Pieces, ATopLevelCopyNestIsADriverStepNotAPiece) {
+  // allocate t { t = -x (node A); y = t (a copy, node B) }
+  codegen::LoopFunction f = function({codegen::allocate(
+      "t", ir::DType::F32, 8,
+      {copyLoop("/a/A.neg", "x", "t", 8), plainCopy("/b/B.copy", "t", "y", 8)})});
+  codegen::cpu::PiecePlan plan = codegen::cpu::cutIntoPieces(f);
+  ASSERT_EQ(plan.pieces.size(), 1u);
+  ASSERT_EQ(plan.copies.size(), 1u);
+  ASSERT_EQ(plan.steps.size(), 4u);
+  EXPECT_EQ(plan.steps[1].kind, DriverStep::Kind::Call);
+  EXPECT_EQ(plan.steps[2].kind, DriverStep::Kind::Copy);
+  EXPECT_EQ(plan.steps[2].copy, 0);
+  const codegen::cpu::DriverCopy &c = plan.copies[0];
+  EXPECT_EQ(c.label, "/b/B.copy");
+  EXPECT_EQ(c.srcSlot, 2); // t, after x and y
+  EXPECT_EQ(c.dstSlot, 1); // y
+  ASSERT_EQ(c.nest.dims.size(), 1u);
+  EXPECT_EQ(c.nest.dims[0].extent, ir::Expr(8));
+  // A copy whose local a later statement reads stays in a piece with it.
+  ir::Expr i = ir::Expr::symbol("i");
+  StmtPtr viaLocal = codegen::forLoop(
+      "i", 0, 8, 1, ForKind::Serial,
+      {codegen::assign("v", codegen::load(ir::DType::F32, "x", i)),
+       codegen::store("y", i, codegen::local(ir::DType::F32, "v"))},
+      "/c/C.copy");
+  StmtPtr readsV = codegen::store("y", 0, codegen::local(ir::DType::F32, "v"));
+  plan = codegen::cpu::cutIntoPieces(function({viaLocal, readsV}));
+  EXPECT_TRUE(plan.copies.empty());
+  EXPECT_EQ(plan.pieces.size(), 1u);
 }
 
 // ------------------------------------------------- programs that scale --

@@ -224,6 +224,15 @@ codegen::LoopFunction function(std::vector<StmtPtr> body,
   return f;
 }
 
+/// `s` inside a loop that runs once and also writes `out`[39]: no copy
+/// nest itself, so it is a piece (a top-level copy nest is a driver step).
+StmtPtr inPiece(StmtPtr s, const std::string &out = "y") {
+  return codegen::forLoop(
+      "once", 0, 1, 1, ForKind::Serial,
+      {std::move(s),
+       codegen::store(out, 39, codegen::floatLiteral(DType::F32, 1))});
+}
+
 std::vector<codegen::cpu::CompiledPiece>
 compile(const codegen::LoopFunction &f, bool keepIR) {
   codegen::cpu::PieceCompileOptions o;
@@ -234,13 +243,13 @@ compile(const codegen::LoopFunction &f, bool keepIR) {
 TEST(CopyNestCode, ACopyNestIsOneCallUnlessItsLocalIsReadElsewhere) {
   StmtPtr copy = copy2d("x", "y", 4, 6, 6, 10, 3);
   std::vector<codegen::cpu::CompiledPiece> pieces =
-      compile(function({copy}), true);
+      compile(function({inPiece(copy)}), true);
   ASSERT_EQ(pieces.size(), 1u);
   EXPECT_NE(pieces[0].llvmIR.find("@weir_copy"), std::string::npos);
   // The same nest, then its local read again after it (in the same
   // piece): the loops stay, so the read sees what they left.
   StmtPtr after = codegen::store("y", 39, codegen::local(DType::F32, "t"));
-  pieces = compile(function({codegen::block({copy, after})}), true);
+  pieces = compile(function({inPiece(codegen::block({copy, after}))}), true);
   ASSERT_EQ(pieces.size(), 1u);
   EXPECT_EQ(pieces[0].llvmIR.find("@weir_copy"), std::string::npos);
 }
@@ -257,8 +266,8 @@ TEST(PieceCompiler, PiecesThatDifferOnlyInNamesCompileOnce) {
     copy->label = label;
     return StmtPtr(copy);
   };
-  f.body = codegen::block({relabel(f.body->body[0], "/a/A.copy"),
-                           relabel(f.body->body[1], "/b/B.copy")});
+  f.body = codegen::block({relabel(inPiece(f.body->body[0]), "/a/A.copy"),
+                           relabel(inPiece(f.body->body[1], "z"), "/b/B.copy")});
   std::vector<codegen::cpu::CompiledPiece> pieces = compile(f, false);
   ASSERT_EQ(pieces.size(), 2u);
   EXPECT_EQ(pieces[0].symbol, pieces[1].symbol);
