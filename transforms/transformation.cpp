@@ -430,11 +430,12 @@ ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
 }
 
 IdMap identityIdMap(const ir::Program &program) {
-  IdMap m;
+  std::vector<ir::NodeId> ids;
+  ids.reserve(program.nodeCount());
   for (const ir::State &s : program.states)
     for (const ir::Node &n : s.nodes)
-      m.emplace(n.id, n.id);
-  return m;
+      ids.push_back(n.id);
+  return IdMap::identity(std::move(ids));
 }
 
 namespace {

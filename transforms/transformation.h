@@ -12,6 +12,7 @@
 
 #include "ir/error.h"
 #include "ir/program.h"
+#include "transforms/id_map.h"
 #include "transforms/pattern.h"
 
 #include <cstdint>
@@ -111,11 +112,6 @@ struct CheckResult {
   }
   explicit operator bool() const { return ok; }
 };
-
-/// Old node id → new node id for every node that survives an apply (kept
-/// under the same id or replaced by one that stands for it). Nodes that
-/// disappear are absent.
-using IdMap = std::map<ir::NodeId, ir::NodeId>;
 
 struct ApplyResult {
   ir::Program program;

@@ -97,15 +97,11 @@ CheckResult checkHead(const ir::Program &p, const Match &match) {
 
 /// `total` followed by `step`: where each original node ended up.
 void compose(IdMap &total, const IdMap &step) {
-  for (auto it = total.begin(); it != total.end();) {
-    auto next = step.find(it->second);
-    if (next == step.end()) {
-      it = total.erase(it);
-    } else {
-      it->second = next->second;
-      ++it;
-    }
-  }
+  IdMap composed; // in ascending order, so each entry appends
+  for (const auto &[from, to] : total)
+    if (auto next = step.find(to); next != step.end())
+      composed.emplace(from, next->second);
+  total = std::move(composed);
 }
 
 } // namespace
