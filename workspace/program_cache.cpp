@@ -56,7 +56,7 @@ void cacheProgram(const ir::Program &program, const std::string &hashHex) {
     // Not flushed to disk: a file a crash left partial fails its checks
     // when read and is written again.
     ir::saveProgram(program, *file, weir::Durability::Unsynced);
-    codegen::cpu::ObjectCache::fromEnvironment().trim();
+    codegen::cpu::ObjectCache::fromEnvironment().trimIfDue();
   } catch (const std::exception &) {
   }
 }

@@ -120,7 +120,7 @@ std::shared_ptr<Compiled> compileFresh(const ir::Program &program,
   po.cancel = options.cancel;
   std::vector<cpu::CompiledPiece> pieces =
       cpu::compilePieces(c->plan.pieces, po);
-  disk.trim();
+  disk.trimIfDue();
   c->module = std::make_unique<cpu::JitModule>(pieces);
   for (const cpu::CompiledPiece &p : pieces) {
     c->labelOffsets.push_back(c->labels.size());

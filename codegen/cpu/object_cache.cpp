@@ -155,6 +155,21 @@ void ObjectCache::store(const std::string &key,
     fs::remove(temp, ec);
 }
 
+void ObjectCache::trimIfDue() const {
+  if (!enabled())
+    return;
+  std::error_code ec;
+  fs::path stamp = folder_ / "trim.stamp";
+  fs::file_time_type last = fs::last_write_time(stamp, ec);
+  auto now = fs::file_time_type::clock::now();
+  if (!ec && last > now - kTrimEvery && last <= now)
+    return;
+  fs::create_directories(folder_, ec);
+  std::ofstream(stamp, std::ios::trunc).close();
+  fs::last_write_time(stamp, now, ec);
+  trim();
+}
+
 void ObjectCache::trim() const {
   if (!enabled())
     return;
@@ -169,7 +184,7 @@ void ObjectCache::trim() const {
   for (fs::directory_iterator it(folder_, ec), end; !ec && it != end;
        it.increment(ec)) {
     std::error_code e;
-    if (!it->is_regular_file(e))
+    if (!it->is_regular_file(e) || it->path().filename() == "trim.stamp")
       continue;
     if (it->path().filename().string().find(".tmp") != std::string::npos) {
       // A temporary file a crashed writer left behind, after a day.

@@ -20,8 +20,12 @@
 ///
 /// The folder is $WEIR_CACHE_DIR when set (`off` disables the cache), else
 /// $XDG_CACHE_HOME/weir/objects, else ~/.cache/weir/objects. The limit is
-/// $WEIR_CACHE_MB megabytes (default 1024).
+/// $WEIR_CACHE_MB megabytes (default 1024). Commands check it with
+/// trimIfDue(), at most every kTrimEvery: a check reads every file's size
+/// and time, which on a full cache (some 50,000 files) took 0.3 s of each
+/// `weir optimize` and `weir run`.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -54,6 +58,10 @@ public:
   /// Removes the least recently used entries until the folder is within
   /// the limit.
   void trim() const;
+  /// trim(), unless some process did within kTrimEvery (the time of the
+  /// folder's `trim.stamp`, which this touches when it trims).
+  void trimIfDue() const;
+  static constexpr std::chrono::minutes kTrimEvery{10};
 
 private:
   std::filesystem::path file(const std::string &key) const;

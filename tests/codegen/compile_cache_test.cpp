@@ -166,6 +166,25 @@ TEST(ObjectCache, TrimsTheLeastRecentlyUsed) {
   EXPECT_TRUE(cache.load("c"));
 }
 
+TEST(ObjectCache, CommandsTrimAtMostEveryTenMinutes) {
+  TempFolder dir;
+  ObjectCache cache(dir.path(), 2500);
+  for (const char *k : {"a", "b", "c"})
+    cache.store(k, {std::string(1000, 'x'), ""});
+  cache.trimIfDue(); // no stamp yet: trims
+  EXPECT_EQ(entries(dir.path()).size(), 2u);
+  ASSERT_TRUE(fs::exists(dir.path() / "trim.stamp"));
+  for (const char *k : {"d", "e"})
+    cache.store(k, {std::string(1000, 'x'), ""});
+  cache.trimIfDue(); // trimmed a moment ago: not yet
+  EXPECT_EQ(entries(dir.path()).size(), 4u);
+  fs::last_write_time(dir.path() / "trim.stamp",
+                      fs::file_time_type::clock::now() -
+                          ObjectCache::kTrimEvery - std::chrono::minutes(1));
+  cache.trimIfDue();
+  EXPECT_EQ(entries(dir.path()).size(), 2u);
+}
+
 // ------------------------------------------------- compiled pieces in it --
 
 TEST(CompileCache, AHitReturnsTheCodeAMissMade) {
