@@ -19,19 +19,9 @@ if [ "${1:-}" = --repeat ]; then
   repeat=$2
   shift 2
 fi
-if [ $# -lt 2 ]; then
-  echo "usage: $0 [--repeat N] OLD_WEIR NEW_WEIR [MODEL...]" >&2
-  exit 2
-fi
-old=$1 new=$2
-shift 2
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-models_dir="$root/build/bench/models"
-if [ $# -eq 0 ]; then
-  set -- $(ls "$models_dir" | sed -n 's/\.onnx$//p')
-fi
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+usage_options="[--repeat N]"
+# shellcheck source=ab_common.sh
+. "$(dirname "$0")/ab_common.sh"
 printf "%-16s %10s %10s %8s %7s %7s | %9s %9s %8s %9s %8s\n" model \
   "old cmp s" "new cmp s" new/old "old pc" "new pc" "old ms" "new ms" \
   new/old "ORT ms" new/ORT

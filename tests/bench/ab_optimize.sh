@@ -23,19 +23,9 @@ if [ "${1:-}" = --ready ]; then
   ready=yes
   shift
 fi
-if [ $# -lt 2 ]; then
-  echo "usage: $0 [--ready] OLD_WEIR NEW_WEIR [MODEL...]" >&2
-  exit 2
-fi
-old=$1 new=$2
-shift 2
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-models_dir="$root/build/bench/models"
-if [ $# -eq 0 ]; then
-  set -- $(ls "$models_dir" | sed -n 's/\.onnx$//p')
-fi
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+usage_options="[--ready]"
+# shellcheck source=ab_common.sh
+. "$(dirname "$0")/ab_common.sh"
 printf "%-16s %8s %8s %8s %9s %9s  %-9s %8s %8s" model "old s" "new s" \
   new/old "old MB" "new MB" "same hash" "ORT s" new/ORT
 if [ "$ready" = yes ]; then
