@@ -4,7 +4,6 @@
 
 #include "app/cli/step_report.h"
 
-#include "ir/analysis.h"
 
 #include <cstdio>
 #include <system_error>
@@ -67,6 +66,7 @@ void StepReport::finish() {
     thread_.join();
   stopping_ = false;
   last_ = {};
+  totals_ = {};
   done_.clear();
   if (std::exception_ptr e = std::exchange(error_, nullptr))
     std::rethrow_exception(e);
@@ -101,8 +101,8 @@ void StepReport::run() {
 const StepReport::Totals &
 StepReport::totalsOf(const std::shared_ptr<const ir::Program> &p) {
   if (p != last_.program) {
-    ir::ProgramAnalysis a = ir::analyze(*p, ir::AnalysisDetail::Totals);
-    last_ = {p, std::move(a.flops), std::move(a.bytesMoved)};
+    ir::IncrementalTotals::Totals t = totals_(p);
+    last_ = {p, std::move(t.flops), std::move(t.bytesMoved)};
   }
   return last_;
 }
