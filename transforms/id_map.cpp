@@ -9,60 +9,78 @@
 
 namespace weir::transforms {
 
-IdMap IdMap::identity(std::vector<ir::NodeId> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  IdMap m;
-  m.entries_.reserve(ids.size());
-  for (ir::NodeId id : ids)
-    m.entries_.emplace_back(id, id);
-  return m;
+namespace {
+bool before(const IdMap::Change &c, ir::NodeId id) { return c.first < id; }
+} // namespace
+
+std::vector<IdMap::Change>::iterator IdMap::lowerBound(ir::NodeId from) {
+  if (changes_.empty() || changes_.back().first < from)
+    return changes_.end(); // a newer id: appends
+  return std::lower_bound(changes_.begin(), changes_.end(), from, before);
 }
 
-std::vector<IdMap::value_type>::iterator IdMap::lowerBound(ir::NodeId from) {
-  if (entries_.empty() || entries_.back().first < from)
-    return entries_.end(); // a new id: appends
-  return std::lower_bound(
-      entries_.begin(), entries_.end(), from,
-      [](const value_type &e, ir::NodeId id) { return e.first < id; });
+std::vector<IdMap::Change>::const_iterator
+IdMap::lowerBound(ir::NodeId from) const {
+  return std::lower_bound(changes_.begin(), changes_.end(), from, before);
+}
+
+std::optional<ir::NodeId> IdMap::find(ir::NodeId from) const {
+  auto it = lowerBound(from);
+  if (it == changes_.end() || it->first != from)
+    return from;
+  if (it->second == 0)
+    return std::nullopt;
+  return it->second;
+}
+
+ir::NodeId IdMap::at(ir::NodeId from) const {
+  if (std::optional<ir::NodeId> to = find(from))
+    return *to;
+  throw std::out_of_range("IdMap::at: node " + std::to_string(from) +
+                          " was removed");
 }
 
 ir::NodeId &IdMap::operator[](ir::NodeId from) {
   auto it = lowerBound(from);
-  if (it == entries_.end() || it->first != from)
-    it = entries_.insert(it, {from, 0});
+  if (it == changes_.end() || it->first != from)
+    it = changes_.insert(it, {from, from});
   return it->second;
-}
-
-IdMap::const_iterator IdMap::find(ir::NodeId from) const {
-  auto it = std::lower_bound(
-      entries_.begin(), entries_.end(), from,
-      [](const value_type &e, ir::NodeId id) { return e.first < id; });
-  return it != entries_.end() && it->first == from ? it : entries_.end();
-}
-
-ir::NodeId IdMap::at(ir::NodeId from) const {
-  auto it = find(from);
-  if (it == end())
-    throw std::out_of_range("IdMap::at: node " + std::to_string(from) +
-                            " has no entry");
-  return it->second;
-}
-
-std::pair<IdMap::const_iterator, bool> IdMap::emplace(ir::NodeId from,
-                                                      ir::NodeId to) {
-  auto it = lowerBound(from);
-  if (it != entries_.end() && it->first == from)
-    return {it, false};
-  return {entries_.insert(it, {from, to}), true};
 }
 
 std::size_t IdMap::erase(ir::NodeId from) {
   auto it = lowerBound(from);
-  if (it == entries_.end() || it->first != from)
-    return 0;
-  entries_.erase(it);
-  return 1;
+  if (it == changes_.end() || it->first != from) {
+    changes_.insert(it, {from, 0});
+    return 1;
+  }
+  return std::exchange(it->second, 0) != 0 ? 1 : 0;
+}
+
+void IdMap::then(const IdMap &next) {
+  std::vector<Change> composed;
+  composed.reserve(changes_.size() + next.changes_.size());
+  // Nodes this map changed go on through `next`; the nodes this map kept
+  // as they were are changed by `next` alone.
+  auto mine = changes_.cbegin(), theirs = next.changes_.cbegin();
+  while (mine != changes_.cend() || theirs != next.changes_.end()) {
+    if (theirs == next.changes_.end() ||
+        (mine != changes_.cend() && mine->first < theirs->first)) {
+      ir::NodeId to = mine->second ? next.find(mine->second).value_or(0) : 0;
+      composed.emplace_back(mine->first, to);
+      ++mine;
+    } else if (mine == changes_.cend() || theirs->first < mine->first) {
+      composed.push_back(*theirs); // kept by this map: `next` says
+      ++theirs;
+    } else { // both name the id: this map's entry decides where it went
+      ir::NodeId to = mine->second ? next.find(mine->second).value_or(0) : 0;
+      composed.emplace_back(mine->first, to);
+      ++mine;
+      ++theirs;
+    }
+  }
+  // An entry that maps a node to itself says nothing.
+  std::erase_if(composed, [](const Change &c) { return c.first == c.second; });
+  changes_ = std::move(composed);
 }
 
 } // namespace weir::transforms

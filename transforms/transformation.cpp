@@ -429,15 +429,6 @@ ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
   return std::move(std::get<ApplyResult>(outcome));
 }
 
-IdMap identityIdMap(const ir::Program &program) {
-  std::vector<ir::NodeId> ids;
-  ids.reserve(program.nodeCount());
-  for (const ir::State &s : program.states)
-    for (const ir::Node &n : s.nodes)
-      ids.push_back(n.id);
-  return IdMap::identity(std::move(ids));
-}
-
 namespace {
 
 template <typename T> const T &param(const Params &p, std::string_view name) {

@@ -227,10 +227,6 @@ Error refusalError(std::string_view id, const Match &match,
 ApplyResult applyChecked(const ir::Program &program, const Transformation &t,
                          const Match &match, const Params &params = {});
 
-/// The identity id map over every node of `program` (a transformation
-/// starts from it and erases or redirects what it changes).
-IdMap identityIdMap(const ir::Program &program);
-
 /// Typed parameter readers for apply()/check() (after resolveParams).
 std::int64_t intParam(const Params &p, std::string_view name);
 double floatParam(const Params &p, std::string_view name);

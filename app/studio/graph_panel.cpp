@@ -63,11 +63,8 @@ GraphPanel::~GraphPanel() {
 
 void GraphPanel::showProgram(std::shared_ptr<const ir::Program> program,
                              int stateIndex, const transforms::IdMap *idMap) {
-  if (idMap && selectedNode_) {
-    auto it = idMap->find(*selectedNode_);
-    selectedNode_ =
-        it == idMap->end() ? std::nullopt : std::optional(it->second);
-  }
+  if (idMap && selectedNode_)
+    selectedNode_ = idMap->find(*selectedNode_);
   if (!program || stateIndex < 0 ||
       std::size_t(stateIndex) >= program->states.size()) {
     reset();

@@ -3,6 +3,7 @@
 #include "app/studio/glyph.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -70,8 +71,10 @@ ProgramDiff diffPrograms(const ir::Program &before, const ir::Program &after,
   ProgramDiff diff;
   auto old = nodesOf(before);
   std::unordered_map<ir::NodeId, std::vector<ir::NodeId>> sources;
-  for (const auto &[from, to] : idMap)
-    sources[to].push_back(from);
+  for (const ir::State &s : before.states)
+    for (const ir::Node &n : s.nodes)
+      if (std::optional<ir::NodeId> to = idMap.find(n.id))
+        sources[*to].push_back(n.id);
   for (const ir::State &s : after.states)
     for (const ir::Node &n : s.nodes) {
       auto it = sources.find(n.id);

@@ -13,7 +13,7 @@
 namespace weir::python {
 
 ProgramEditor::ProgramEditor(const ir::Program &program)
-    : program_(program), idMap_(transforms::identityIdMap(program)),
+    : program_(program), idMap_(),
       firstNewId_(program.nextNodeId()) {}
 
 void ProgramEditor::live() const {

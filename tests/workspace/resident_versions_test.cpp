@@ -45,7 +45,7 @@ public:
   transforms::ApplyResult apply(const ir::Program &program,
                                 const transforms::Match &,
                                 const transforms::Params &) const override {
-    transforms::ApplyResult r{program, transforms::identityIdMap(program)};
+    transforms::ApplyResult r{program, {}};
     r.program.symbols.push_back("stamp" + std::to_string(counter_++));
     return r;
   }

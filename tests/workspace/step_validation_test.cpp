@@ -63,7 +63,7 @@ public:
   transforms::ApplyResult apply(const ir::Program &program,
                                 const transforms::Match &,
                                 const transforms::Params &) const override {
-    transforms::ApplyResult r{program, transforms::identityIdMap(program)};
+    transforms::ApplyResult r{program, {}};
     for (ir::Node &n : r.program.states[0].nodes.editable())
       if (n.kind == ir::NodeKind::Tasklet) {
         auto code = std::make_shared<const ir::tasklet::Code>(

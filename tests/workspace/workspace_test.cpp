@@ -60,7 +60,7 @@ public:
       throw Error("deliberate failure");
     if (how_ == How::ThrowsStd)
       throw std::runtime_error("deliberate std failure");
-    transforms::ApplyResult r{program, transforms::identityIdMap(program)};
+    transforms::ApplyResult r{program, {}};
     // An edge to a node that does not exist.
     r.program.states.front().edges.push_back(
         {r.program.newEdgeId(), 1, "", 999999, "", {}});

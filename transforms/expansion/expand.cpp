@@ -82,7 +82,7 @@ CheckResult Expand::check(const ir::Program &program, const Match &match,
 
 ApplyResult Expand::apply(const ir::Program &program, const Match &match,
                           const Params &params) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::NodeId id = match.node("node");
   operators::expandNode(r.program, id, stringParam(params, "implementation"));
   r.idMap.erase(id);

@@ -9,6 +9,9 @@
 #include "transforms/operators/expansion.h"
 #include "transforms/registry.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace weir::transforms {
 
 std::map<std::string, std::string>
@@ -82,7 +85,7 @@ CheckResult ExpandAll::check(const ir::Program &program, const Match &,
 
 ApplyResult ExpandAll::apply(const ir::Program &program, const Match &,
                              const Params &params) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   operators::ExpandAllReport report = operators::expandAll(
       r.program,
       parseImplementationChoice(stringParam(params, "implementations")));
@@ -91,12 +94,15 @@ ApplyResult ExpandAll::apply(const ir::Program &program, const Match &,
                 (report.skipped.empty() ? std::string("none left")
                                         : report.skipped.front()));
   // Expanded library nodes are gone; everything else keeps its id.
-  IdMap kept;
+  std::vector<ir::NodeId> now;
   for (const ir::State &s : r.program.states)
     for (const ir::Node &n : s.nodes)
-      if (r.idMap.count(n.id))
-        kept.emplace(n.id, n.id);
-  r.idMap = std::move(kept);
+      now.push_back(n.id);
+  std::sort(now.begin(), now.end());
+  for (const ir::State &s : program.states)
+    for (const ir::Node &n : s.nodes)
+      if (!std::binary_search(now.begin(), now.end(), n.id))
+        r.idMap.erase(n.id);
   return r;
 }
 

@@ -147,7 +147,7 @@ CheckResult FoldBatchNorm::check(const ir::Program &program, const Match &match,
 
 ApplyResult FoldBatchNorm::apply(const ir::Program &program, const Match &match,
                                  const Params &) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Program &p = r.program;
   ir::State &state = stateNamed(p, match.state);
   ir::NodeId conv = match.node("conv"), mid = match.node("mid"),

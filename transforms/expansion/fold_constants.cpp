@@ -208,7 +208,7 @@ CheckResult FoldConstants::check(const ir::Program &program, const Match &match,
 
 ApplyResult FoldConstants::apply(const ir::Program &program, const Match &match,
                                  const Params &params) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Program &p = r.program;
   ir::State &state = stateNamed(p, match.state);
   std::vector<ir::NodeId> work = {match.node("node")};

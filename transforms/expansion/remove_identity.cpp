@@ -116,7 +116,7 @@ CheckResult RemoveIdentity::check(const ir::Program &program,
 
 ApplyResult RemoveIdentity::apply(const ir::Program &program,
                                   const Match &match, const Params &) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &state = stateNamed(r.program, match.state);
   ir::NodeId op = match.node("op"), inNode = match.node("input"),
              outNode = match.node("output");

@@ -116,7 +116,7 @@ CheckResult ReshapeToView::check(const ir::Program &program, const Match &match,
 
 ApplyResult ReshapeToView::apply(const ir::Program &program, const Match &match,
                                  const Params &) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Program &p = r.program;
   ir::State &state = stateNamed(p, match.state);
   ir::NodeId op = match.node("op"), inNode = match.node("input"),

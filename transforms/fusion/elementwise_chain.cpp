@@ -95,15 +95,6 @@ CheckResult checkHead(const ir::Program &p, const Match &match) {
   return CheckResult::success();
 }
 
-/// `total` followed by `step`: where each original node ended up.
-void compose(IdMap &total, const IdMap &step) {
-  IdMap composed; // in ascending order, so each entry appends
-  for (const auto &[from, to] : total)
-    if (auto next = step.find(to); next != step.end())
-      composed.emplace(from, next->second);
-  total = std::move(composed);
-}
-
 } // namespace
 
 namespace {
@@ -146,7 +137,7 @@ ApplyResult ElementwiseChain::apply(const ir::Program &program,
                                     const Match &match, const Params &) const {
   if (CheckResult c = checkHead(program, match); !c)
     throw Error("elementwise-chain at " + match.str() + ": " + c.reason);
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   NodeId entry = match.node("map");
   const ir::State *s = &stateNamed(r.program, match.state);
   // Down the chain: the fused map keeps the head's entry and takes the
@@ -155,7 +146,7 @@ ApplyResult ElementwiseChain::apply(const ir::Program &program,
        (m = fusionAt(r.program, match.state, s->findNode(entry)->map().partner,
                      true));) {
     ApplyResult step = mapFusion().apply(r.program, *m, defaults(mapFusion()));
-    compose(r.idMap, step.idMap);
+    r.idMap.then(step.idMap);
     r.program = std::move(step.program);
     s = &stateNamed(r.program, match.state);
   }
@@ -180,7 +171,7 @@ ApplyResult ElementwiseChain::apply(const ir::Program &program,
         continue;
       ApplyResult step =
           taskletFusion().apply(r.program, m, defaults(taskletFusion()));
-      compose(r.idMap, step.idMap);
+      r.idMap.then(step.idMap);
       r.program = std::move(step.program);
       again = true;
       break;

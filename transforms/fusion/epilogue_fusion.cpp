@@ -268,7 +268,7 @@ Planned<Plan> EpilogueFusion::plan(const ir::Program &program,
 ApplyResult EpilogueFusion::rewrite(const ir::Program &program,
                                     const Match &match, const Params &params,
                                     const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
   auto edge = [&](EdgeId id) -> ir::Edge & { return edgeWithId(s, id); };
 

@@ -431,7 +431,7 @@ Planned<Plan> MapFusion::plan(const ir::Program &program, const Match &match,
 
 ApplyResult MapFusion::rewrite(const ir::Program &program, const Match &match,
                                const Params &params, const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
 
   // The consumer's body speaks of the producer's parameters.

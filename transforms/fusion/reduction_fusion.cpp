@@ -580,7 +580,7 @@ void pruneProducer(ir::Program &p, ir::State &s, const Plan &plan,
 /// The rewrite, on a copy; check() runs it too when it must weigh the gain.
 ApplyResult rewrite(const ir::Program &program, const std::string &state,
                     const Plan &plan) {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Program &p = r.program;
   ir::State &s = stateNamed(p, state);
   const ir::Node producer = *s.findNode(plan.producer);

@@ -253,7 +253,7 @@ Planned<Plan> SiblingMapFusion::plan(const ir::Program &program,
 ApplyResult SiblingMapFusion::rewrite(const ir::Program &program,
                                       const Match &match, const Params &params,
                                       const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
   renameBody(s, plan.secondEntry, plan.secondBody, plan.rename);
   mergeEntry(s, plan.secondEntry, plan.firstEntry);

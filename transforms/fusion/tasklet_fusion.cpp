@@ -482,7 +482,7 @@ Planned<Plan> TaskletFusion::plan(const ir::Program &program,
 ApplyResult TaskletFusion::rewrite(const ir::Program &program,
                                    const Match &match, const Params &params,
                                    const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
 
   s.edges.eraseIf([&](const ir::Edge &e) {

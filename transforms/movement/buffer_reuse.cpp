@@ -647,7 +647,7 @@ Planned<BufferReusePlan> BufferReuse::plan(const ir::Program &program,
 ApplyResult BufferReuse::rewrite(const ir::Program &program, const Match &,
                                  const Params &,
                                  const BufferReusePlan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   for (const auto &[from, to] : plan.renames) {
     renameContainerUses(r.program, from, to);
     r.program.containers.erase(from);

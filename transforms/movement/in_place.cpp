@@ -126,7 +126,7 @@ Planned<Plan> InPlace::plan(const ir::Program &program, const Match &match,
 
 ApplyResult InPlace::rewrite(const ir::Program &program, const Match &match,
                              const Params &params, const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   renameContainerUses(r.program, plan.y, plan.x);
   r.program.containers.erase(plan.y);
   return r;

@@ -367,7 +367,7 @@ Planned<ConvPlan> LayoutTransform::plan(const ir::Program &program,
 ApplyResult LayoutTransform::rewrite(const ir::Program &program,
                                      const Match &match, const Params &params,
                                      const ConvPlan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Program &p = r.program;
   ir::State &s = stateNamed(p, match.state);
   NodeId conv = match.node("conv");

@@ -344,7 +344,7 @@ Planned<Plan> LocalStorage::plan(const ir::Program &program, const Match &match,
 ApplyResult LocalStorage::rewrite(const ir::Program &program,
                                   const Match &match, const Params &params,
                                   const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Program &p = r.program;
   ir::State &s = stateNamed(p, match.state);
   const ir::Container &src = p.container(plan.array);

@@ -113,7 +113,7 @@ Planned<map_nest::MapNest> MapCollapse::plan(const ir::Program &program,
 ApplyResult MapCollapse::rewrite(const ir::Program &program, const Match &match,
                                  const Params &params,
                                  const map_nest::MapNest &nest) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
 
   // Which outer connector feeds each inner one (and the other way at the

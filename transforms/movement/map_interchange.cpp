@@ -304,7 +304,7 @@ Planned<Plan> MapInterchange::plan(const ir::Program &program,
 ApplyResult MapInterchange::rewrite(const ir::Program &program,
                                     const Match &match, const Params &params,
                                     const Plan &p) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
   const ir::MapData outer = s.findNode(match.node("map"))->map();
   if (p.nested) {

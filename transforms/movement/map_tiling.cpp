@@ -341,7 +341,7 @@ Planned<Plan> MapTiling::plan(const ir::Program &program, const Match &match,
 
 ApplyResult MapTiling::rewrite(const ir::Program &program, const Match &match,
                                const Params &params, const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Program &p = r.program;
   ir::State &s = stateNamed(p, match.state);
   const ir::Node original = *s.findNode(plan.entry);

@@ -142,7 +142,7 @@ ApplyResult Parallelize::apply(const ir::Program &program, const Match &match,
                                const Params &params) const {
   if (CheckResult c = plan(program, match, boolParam(params, "outermost")); !c)
     throw Error("parallelize at " + match.str() + ": " + c.reason);
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
   ir::Node &e = *s.findNode(match.node("map"));
   e.map().schedule = ir::Schedule::CpuParallel;

@@ -256,7 +256,7 @@ Planned<Plan> ReducePrecision::plan(const ir::Program &program,
 ApplyResult ReducePrecision::rewrite(const ir::Program &program,
                                      const Match &match, const Params &params,
                                      const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Container &c = r.program.containers.at(plan.container);
   c.dtype = ir::DType::BF16;
   if (c.isConstant())

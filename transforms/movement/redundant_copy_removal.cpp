@@ -484,7 +484,7 @@ ApplyResult RedundantCopyRemoval::rewrite(const ir::Program &program,
                                           const Params &params,
                                           const Plan &plan) const {
   const Copy &c = plan.copy;
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
   // Ordering the copy had (edges into its map) now orders its target.
   std::vector<NodeId> before;

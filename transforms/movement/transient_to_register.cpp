@@ -230,7 +230,7 @@ ApplyResult TransientToRegister::rewrite(const ir::Program &program,
                                          const Match &match,
                                          const Params &params,
                                          const Plan &plan) const {
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::Container &c = r.program.containers.at(plan.container);
   c.storage = ir::Storage::Register;
   c.shape.clear();

@@ -137,7 +137,7 @@ ApplyResult Vectorize::apply(const ir::Program &program, const Match &match,
                              const Params &) const {
   if (CheckResult c = plan(program, match); !c)
     throw Error("vectorize at " + match.str() + ": " + c.reason);
-  ApplyResult r{program, identityIdMap(program)};
+  ApplyResult r{program, {}};
   ir::State &s = stateNamed(r.program, match.state);
   ir::Node &e = *s.findNode(match.node("map"));
   e.map().schedule = ir::Schedule::Vectorized;
