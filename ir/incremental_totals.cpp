@@ -2,6 +2,7 @@
 
 #include "ir/container_index.h"
 #include "ir/state_cost.h"
+#include "ir/tasklet.h"
 
 #include <algorithm>
 
@@ -10,27 +11,32 @@ namespace weir::ir {
 IncrementalTotals::Totals
 IncrementalTotals::operator()(std::shared_ptr<const Program> program) {
   std::vector<std::string_view> added;
-  std::unordered_map<const void *, const Unit *> previous;
-  if (previous_ && containersKept(*program, added)) {
-    previous.reserve(units_.size());
-    for (const Unit &u : units_)
-      previous.emplace(u.head, &u);
-  }
+  const bool kept = previous_ && containersKept(*program, added);
+  byHead_.clear();
+  if (kept)
+    for (std::size_t u = 0; u < units_.heads.size(); ++u)
+      byHead_.emplace(units_.heads[u], u);
   ContainerIndex containers(*program);
-  std::vector<Unit> units;
+  Units next;
   recounted_ = 0;
   for (const State &s : program->states) {
-    std::vector<Unit> more = countState(containers, s, previous, added);
-    units.insert(units.end(), std::make_move_iterator(more.begin()),
-                 std::make_move_iterator(more.end()));
+    StateCost cost(containers, s);
+    std::size_t first = next.heads.size();
+    layOut(cost, s, next);
+    for (std::size_t u = first; u < next.heads.size(); ++u) {
+      auto was = byHead_.find(next.heads[u]);
+      count(cost, next, u,
+            was == byHead_.end() ? std::nullopt : std::optional(was->second),
+            added);
+    }
   }
   ExprTotal flops, bytes;
-  for (const Unit &u : units) {
-    flops.add(u.flops);
-    bytes.add(u.bytes);
+  for (std::size_t u = 0; u < next.heads.size(); ++u) {
+    flops.add(next.flops[u]);
+    bytes.add(next.bytes[u]);
   }
   // The old units point into the old program: dropped before it.
-  units_ = std::move(units);
+  units_ = std::move(next);
   previous_ = std::move(program);
   return {flops.value(), bytes.value()};
 }
@@ -52,25 +58,24 @@ bool IncrementalTotals::containersKept(
   return true;
 }
 
-std::vector<IncrementalTotals::Unit> IncrementalTotals::countState(
-    const ContainerIndex &containers, const State &s,
-    const std::unordered_map<const void *, const Unit *> &previous,
-    const std::vector<std::string_view> &added) {
+void IncrementalTotals::layOut(const StateCost &cost, const State &s,
+                               Units &out) {
   constexpr std::size_t kNone = IdPositions::kAbsent;
-  StateCost cost(containers, s);
+  constexpr std::uint32_t kNoUnit = UINT32_MAX;
   const NodeIndex &index = cost.nodes();
   const ScopeParents &parents = cost.parents();
-  const std::size_t n = s.nodes.size();
-  std::vector<Unit> units;
+  const std::size_t n = s.nodes.size(), first = out.heads.size();
 
-  // The unit of each node, by position: that of its outermost scope.
-  std::vector<std::size_t> unitOf(n, kNone);
+  // The unit of each node, by position: that of its outermost scope. A
+  // state's units are numbered from 0 here, `first` in `out`.
+  std::vector<std::uint32_t> unitOf(n, kNoUnit);
+  std::vector<std::uint64_t> heads;
   std::vector<std::size_t> path;
   auto unitAt = [&](std::size_t at) {
     path.clear();
-    std::size_t found = kNone;
-    while (found == kNone) {
-      if (unitOf[at] != kNone) {
+    std::uint32_t found = kNoUnit;
+    while (found == kNoUnit) {
+      if (unitOf[at] != kNoUnit) {
         found = unitOf[at];
         break;
       }
@@ -78,8 +83,8 @@ std::vector<IncrementalTotals::Unit> IncrementalTotals::countState(
       NodeId parent = parents[s.nodes[at].id];
       std::size_t up = parent ? index.position(parent) : kNone;
       if (up == kNone || path.size() > n) { // top level (or a cycle)
-        found = units.size();
-        units.push_back(Unit{&s.nodes[at]});
+        found = static_cast<std::uint32_t>(heads.size());
+        heads.push_back(2 * s.nodes[at].id);
       } else {
         at = up;
       }
@@ -89,55 +94,133 @@ std::vector<IncrementalTotals::Unit> IncrementalTotals::countState(
     return found;
   };
   for (std::size_t i = 0; i < n; ++i)
-    units[unitAt(i)].nodes.push_back(&s.nodes[i]);
+    unitAt(i);
 
+  // Each edge's unit; an edge between top-level nodes is one of its own,
+  // whose context is its two endpoints.
+  struct Placed {
+    const Edge *edge;
+    std::uint32_t unit;
+    const Node *outside[2]; ///< endpoints outside the unit, or null
+  };
+  std::vector<Placed> placed;
+  placed.reserve(s.edges.size());
   for (const Edge &e : s.edges) {
     std::optional<StateCost::EdgePlace> where = cost.place(e);
     if (!where)
       continue; // counts nothing
     std::size_t scope = where->scope ? index.position(where->scope) : kNone;
-    if (scope == kNone) { // between top-level nodes: a unit of its own
-      units.push_back(Unit{&e, {}, {&e}, {where->src, where->dst}});
+    if (scope == kNone) {
+      placed.push_back({&e, static_cast<std::uint32_t>(heads.size()),
+                        {where->src, where->dst}});
+      heads.push_back(2 * e.id + 1);
       continue;
     }
-    Unit &u = units[unitAt(scope)];
-    u.edges.push_back(&e);
-    for (const Node *end : {where->src, where->dst})
-      if (&units[unitOf[index.position(end->id)]] != &u)
-        u.context.push_back(end);
+    std::uint32_t u = unitAt(scope);
+    Placed p{&e, u, {nullptr, nullptr}};
+    for (int end = 0; end < 2; ++end) {
+      const Node *node = end ? where->dst : where->src;
+      if (unitOf[index.position(node->id)] != u)
+        p.outside[end] = node;
+    }
+    placed.push_back(p);
   }
 
-  auto usesAdded = [&](const Unit &u) {
-    return !added.empty() &&
-           std::any_of(u.edges.begin(), u.edges.end(), [&](const void *e) {
-             return std::binary_search(
-                 added.begin(), added.end(),
-                 std::string_view(static_cast<const Edge *>(e)->memlet.container));
-           });
+  // Members by unit (a counting sort): nodes, edges, context.
+  const std::size_t units = heads.size();
+  std::vector<std::uint32_t> nodes(units), edges(units), context(units);
+  for (std::size_t i = 0; i < n; ++i)
+    ++nodes[unitOf[i]];
+  for (const Placed &p : placed) {
+    ++edges[p.unit];
+    context[p.unit] += (p.outside[0] != nullptr) + (p.outside[1] != nullptr);
+  }
+  std::size_t base = out.members.size();
+  std::vector<std::size_t> at(units); // next free member slot per unit
+  std::vector<std::size_t> edgeAt(units), contextAt(units);
+  std::size_t total = base;
+  for (std::size_t u = 0; u < units; ++u) {
+    at[u] = total;
+    edgeAt[u] = total + nodes[u];
+    contextAt[u] = edgeAt[u] + edges[u];
+    total = contextAt[u] + context[u];
+    out.begin.push_back(static_cast<std::uint32_t>(total));
+  }
+  out.members.resize(total);
+  for (std::size_t i = 0; i < n; ++i)
+    out.members[at[unitOf[i]]++] = &s.nodes[i];
+  for (const Placed &p : placed) {
+    out.members[edgeAt[p.unit]++] = p.edge;
+    for (const Node *node : p.outside)
+      if (node)
+        out.members[contextAt[p.unit]++] = node;
+  }
+  out.heads.insert(out.heads.end(), heads.begin(), heads.end());
+  out.nodes.insert(out.nodes.end(), nodes.begin(), nodes.end());
+  out.edges.insert(out.edges.end(), edges.begin(), edges.end());
+  out.flops.resize(first + units);
+  out.bytes.resize(first + units);
+  out.ops.resize(total, -1);
+}
+
+void IncrementalTotals::count(StateCost &cost, Units &out, std::size_t u,
+                              std::optional<std::size_t> was,
+                              const std::vector<std::string_view> &added) {
+  const std::size_t begin = out.begin[u], end = out.begin[u + 1];
+  const std::size_t firstEdge = begin + out.nodes[u];
+  auto usesAdded = [&] {
+    for (std::size_t i = firstEdge; i < firstEdge + out.edges[u]; ++i)
+      if (std::binary_search(
+              added.begin(), added.end(),
+              std::string_view(
+                  static_cast<const Edge *>(out.members[i])->memlet.container)))
+        return true;
+    return false;
   };
-  for (Unit &u : units) {
-    auto was = previous.find(u.head);
-    if (was != previous.end() && was->second->nodes == u.nodes &&
-        was->second->edges == u.edges && was->second->context == u.context &&
-        !usesAdded(u)) {
-      u.flops = was->second->flops;
-      u.bytes = was->second->bytes;
+  if (was) {
+    const std::size_t wasBegin = units_.begin[*was],
+                      wasEnd = units_.begin[*was + 1];
+    if (wasEnd - wasBegin == end - begin &&
+        units_.nodes[*was] == out.nodes[u] &&
+        units_.edges[*was] == out.edges[u] &&
+        std::equal(out.members.begin() + begin, out.members.begin() + end,
+                   units_.members.begin() + wasBegin) &&
+        (added.empty() || !usesAdded())) {
+      out.flops[u] = units_.flops[*was];
+      out.bytes[u] = units_.bytes[*was];
+      std::copy(units_.ops.begin() + wasBegin, units_.ops.begin() + wasEnd,
+                out.ops.begin() + begin);
+      return;
+    }
+  }
+  ++recounted_;
+  // The operations of the tasklets the unit had before.
+  std::unordered_map<const void *, std::int64_t> known;
+  if (was)
+    for (std::size_t i = units_.begin[*was];
+         i < units_.begin[*was] + units_.nodes[*was]; ++i)
+      if (units_.ops[i] >= 0)
+        known.emplace(units_.members[i], units_.ops[i]);
+  ExprTotal flops, bytes;
+  for (std::size_t i = begin; i < firstEdge; ++i) {
+    const Node &node = *static_cast<const Node *>(out.members[i]);
+    if (node.kind != NodeKind::Tasklet || !node.tasklet().code) {
+      flops.add(cost.flops(node));
       continue;
     }
-    ++recounted_;
-    ExprTotal flops, bytes;
-    for (const void *node : u.nodes)
-      flops.add(cost.flops(*static_cast<const Node *>(node)));
-    for (const void *edge : u.edges) {
-      const Edge &e = *static_cast<const Edge *>(edge);
-      std::optional<StateCost::EdgePlace> where = cost.place(e);
-      if (where && where->touchesMemory)
-        bytes.add(cost.traffic(e, *where, AnalysisDetail::Totals).bytes);
-    }
-    u.flops = flops.value();
-    u.bytes = bytes.value();
+    auto k = known.find(&node);
+    out.ops[i] = k != known.end() ? k->second
+                                  : tasklet::countOps(*node.tasklet().code);
+    flops.add(cost.taskletFlops(node, out.ops[i]));
   }
-  return units;
+  for (std::size_t i = firstEdge; i < firstEdge + out.edges[u]; ++i) {
+    const Edge &e = *static_cast<const Edge *>(out.members[i]);
+    std::optional<StateCost::EdgePlace> where = cost.place(e);
+    if (where && where->touchesMemory)
+      bytes.add(cost.traffic(e, *where, AnalysisDetail::Totals).bytes);
+  }
+  out.flops[u] = flops.value();
+  out.bytes[u] = bytes.value();
 }
 
 } // namespace weir::ir

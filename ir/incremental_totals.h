@@ -21,14 +21,16 @@
 #include "ir/program.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace weir::ir {
 
-class ContainerIndex;
+class StateCost;
 
 class IncrementalTotals {
 public:
@@ -41,16 +43,26 @@ public:
 
   /// Units the last call counted again, and its units in all.
   std::size_t recounted() const { return recounted_; }
-  std::size_t units() const { return units_.size(); }
+  std::size_t units() const { return units_.heads.size(); }
 
 private:
-  /// A unit's elements in the state's order, what they count, and the
-  /// elements outside it that its counts read (a top-level edge's
-  /// endpoints: whether one is an Access node).
-  struct Unit {
-    const void *head = nullptr;
-    std::vector<const void *> nodes, edges, context;
-    Expr flops{0}, bytes{0};
+  /// A program's units, flat (a unit apiece of vectors was most of the
+  /// cost on a program of thousands of units). Unit u's members are
+  /// members[begin[u] .. begin[u + 1]): its nodes, then its edges, in the
+  /// state's order, then the elements outside it that its counts read (a
+  /// top-level edge's endpoints: whether one is an Access node).
+  struct Units {
+    /// The head's id, times two, plus one for an edge: stable while a step
+    /// edits the head (a fused map keeps its entry's id).
+    std::vector<std::uint64_t> heads;
+    std::vector<std::uint32_t> begin{0};
+    std::vector<std::uint32_t> nodes, edges; ///< how many of each
+    std::vector<Expr> flops, bytes;
+    std::vector<const void *> members;
+    /// Per member: a tasklet's operations per execution, else -1
+    /// (counting a tasklet's code was most of counting a long fused map
+    /// again).
+    std::vector<std::int64_t> ops;
   };
 
   /// Whether the previous program's counts may be kept under `program`'s
@@ -58,15 +70,17 @@ private:
   /// gets the names the previous program lacked.
   bool containersKept(const Program &program,
                       std::vector<std::string_view> &added) const;
-  /// `s`'s units, with the counts of those equal to one in `previous`
-  /// (by head) taken from it.
-  std::vector<Unit> countState(
-      const ContainerIndex &containers, const State &s,
-      const std::unordered_map<const void *, const Unit *> &previous,
-      const std::vector<std::string_view> &added);
+  /// Adds `s`'s units to `out`, uncounted.
+  static void layOut(const StateCost &cost, const State &s, Units &out);
+  /// Counts unit `u` of `out` (of state `cost`'s), taking what it can from
+  /// unit `was` of units_ (the previous program's), when it has one.
+  void count(StateCost &cost, Units &out, std::size_t u,
+             std::optional<std::size_t> was,
+             const std::vector<std::string_view> &added);
 
   std::shared_ptr<const Program> previous_;
-  std::vector<Unit> units_; ///< the previous program's, every state's
+  Units units_; ///< the previous program's, every state's
+  std::unordered_map<std::uint64_t, std::size_t> byHead_; ///< into units_
   std::size_t recounted_ = 0;
 };
 

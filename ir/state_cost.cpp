@@ -39,8 +39,7 @@ Expr StateCost::flops(const Node &n) {
   switch (n.kind) {
   case NodeKind::Tasklet:
     if (n.tasklet().code)
-      return executions_.total(parentOf(*parents_, n.id),
-                               Expr(tasklet::countOps(*n.tasklet().code)));
+      return taskletFlops(n, tasklet::countOps(*n.tasklet().code));
     break;
   case NodeKind::Library:
     if (n.library().flops)
@@ -68,6 +67,10 @@ Expr StateCost::flops(const Node &n) {
     break;
   }
   return Expr(0);
+}
+
+Expr StateCost::taskletFlops(const Node &n, std::int64_t perExecution) {
+  return executions_.total(parentOf(*parents_, n.id), Expr(perExecution));
 }
 
 } // namespace weir::ir

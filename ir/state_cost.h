@@ -64,6 +64,9 @@ public:
                       AnalysisDetail detail);
   /// What node `n` computes over all its executions.
   Expr flops(const Node &n);
+  /// flops() of a tasklet whose code performs `perExecution` operations
+  /// (tasklet::countOps, known from an earlier count).
+  Expr taskletFlops(const Node &n, std::int64_t perExecution);
 
 private:
   const ContainerIndex &containers_;

@@ -143,6 +143,12 @@ Workspace::allMatches() {
   return cache_.allMatches(program());
 }
 
+std::shared_ptr<const ir::StateMemo> Workspace::sharedMemo() const {
+  std::lock_guard lock(mutex_);
+  memo();
+  return memo_;
+}
+
 bool Workspace::ask(
     const std::function<bool(const ir::Program &)> &question) const {
   std::lock_guard lock(mutex_);

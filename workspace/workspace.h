@@ -156,6 +156,11 @@ public:
   /// parents) shared for that version (ir/state_memo.h): a recipe's own
   /// filter between steps then builds no index of its own.
   bool ask(const std::function<bool(const ir::Program &)> &question) const;
+  /// Those indexes of the current version, for work on its program on
+  /// another thread (a memo is safe to share): `weir optimize`'s step
+  /// report counts each step's result with the scope parents its checks
+  /// built.
+  std::shared_ptr<const ir::StateMemo> sharedMemo() const;
 
   /// Whether the step would apply to the current version, and if not why.
   transforms::CheckResult check(std::string_view transformation,

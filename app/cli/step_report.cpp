@@ -36,10 +36,12 @@ StepReport::~StepReport() {
 }
 
 void StepReport::add(const workspace::Version &before,
-                     const workspace::Version &after) {
-  Line line{++added_, after.step->transformation, after.seconds,
-            before.program(), after.program()};
-  std::vector<std::shared_ptr<const ir::Program>> done; // freed here, unlocked
+                     const workspace::Version &after,
+                     std::shared_ptr<const ir::StateMemo> memo) {
+  Line line{++added_,          after.step->transformation,
+            after.seconds,     before.program(),
+            after.program(),   std::move(memo)};
+  std::vector<std::shared_ptr<const void>> done; // freed here, unlocked
   std::unique_lock lock(mutex_);
   done.swap(done_);
   if (!thread_.joinable()) {
@@ -95,6 +97,8 @@ void StepReport::run() {
          {&line.before, &line.after, &previous})
       if (*p)
         done_.push_back(std::move(*p));
+    if (line.memo)
+      done_.push_back(std::move(line.memo));
   }
 }
 
@@ -109,6 +113,9 @@ StepReport::totalsOf(const std::shared_ptr<const ir::Program> &p) {
 
 void StepReport::print(const Line &line) {
   Totals a = totalsOf(line.before);
+  ir::UseStateMemo use(line.memo && &line.memo->program() == line.after.get()
+                           ? line.memo.get()
+                           : nullptr);
   const Totals &b = totalsOf(line.after);
   std::printf("step %-3d %-16s %8.1f ms  FLOPs %s  bytes moved %s\n",
               line.number, line.transformation.c_str(), line.seconds * 1e3,

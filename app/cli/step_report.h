@@ -18,6 +18,7 @@
 
 #include "ir/expr.h"
 #include "ir/incremental_totals.h"
+#include "ir/state_memo.h"
 #include "workspace/workspace.h"
 
 #include <condition_variable>
@@ -48,8 +49,10 @@ public:
   StepReport &operator=(const StepReport &) = delete;
 
   /// Queues the line of the step that made `after` from `before` (both
-  /// programs are taken now).
-  void add(const workspace::Version &before, const workspace::Version &after);
+  /// programs are taken now). `memo`, when given, holds indexes of
+  /// `after`'s states to count it with (Workspace::sharedMemo).
+  void add(const workspace::Version &before, const workspace::Version &after,
+           std::shared_ptr<const ir::StateMemo> memo = nullptr);
   /// Prints every queued line and returns after the last; rethrows the
   /// first error an analysis threw. Call before printing anything else.
   void finish();
@@ -62,6 +65,7 @@ private:
     std::string transformation;
     double seconds = 0;
     std::shared_ptr<const ir::Program> before, after;
+    std::shared_ptr<const ir::StateMemo> memo; ///< after's, or null
   };
   /// A program's totals, kept for the next line (its "before").
   struct Totals {
@@ -78,8 +82,9 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Line> waiting_;
-  /// Programs the worker is done with, freed by the caller's thread.
-  std::vector<std::shared_ptr<const ir::Program>> done_;
+  /// Programs (and memos) the worker is done with, freed by the caller's
+  /// thread.
+  std::vector<std::shared_ptr<const void>> done_;
   bool stopping_ = false;
   std::exception_ptr error_;
   std::thread thread_;

@@ -239,7 +239,9 @@ int optimizeCommand(const Args &args) {
     tierEnds[tier] = ws->versions()[i].program();
   auto report = [&](const workspace::Version &before,
                     const workspace::Version &after) {
-    steps.add(before, after);
+    // The auto recipe reports each step as it makes it: `after` is current.
+    steps.add(before, after,
+              recipe == "auto" ? ws->sharedMemo() : nullptr);
     if (auto t = tierOf(after))
       tierEnds[*t] = after.program();
   };
