@@ -70,9 +70,16 @@ void Workspace::append(Version v) {
   versions_.push_back(std::move(v));
 }
 
+std::size_t Workspace::checkpointEvery() const {
+  std::size_t every = kCheckpointEvery;
+  while (versions_.size() / every > kMaxCheckpoints)
+    every *= 2;
+  return every;
+}
+
 bool Workspace::keepsResident(const Version &v, std::size_t current) const {
   std::size_t i = v.index_;
-  return i % kCheckpointEvery == 0 || !v.replaysExactly_ ||
+  return i % checkpointEvery() == 0 || !v.replaysExactly_ ||
          (i + kRecent >= current && i <= current + kRecent);
 }
 
@@ -87,10 +94,17 @@ void Workspace::moveTo(std::size_t index) {
 
 void Workspace::settle(std::size_t previous) {
   // Only the versions near the previous current one can have left the
-  // resident set (the others were settled before, or were just made).
-  std::size_t lo = previous > kRecent ? previous - kRecent : 0;
-  for (std::size_t i = lo; i <= previous + kRecent && i < versions_.size();
-       ++i) {
+  // resident set (the others were settled before, or were just made),
+  // unless the history grew long enough to space the checkpoints further
+  // apart: then every version is looked at, once per doubling.
+  std::size_t lo = previous > kRecent ? previous - kRecent : 0,
+              hi = previous + kRecent;
+  if (std::size_t every = checkpointEvery(); every != spacedAt_) {
+    spacedAt_ = every;
+    lo = 0;
+    hi = versions_.size();
+  }
+  for (std::size_t i = lo; i <= hi && i < versions_.size(); ++i) {
     Version &v = versions_[i];
     if (v.resident() && !keepsResident(v, current_)) {
       v.cell_->lent.store(v.cell_->kept.load());

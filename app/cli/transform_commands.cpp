@@ -46,7 +46,7 @@ std::unique_ptr<workspace::Workspace> openAny(const std::string &path) {
 /// applies the tiers in order, as auto does).
 /// The last program each tier's steps made, kept as the steps apply: the
 /// workspace drops most versions' programs, and rebuilding one to print
-/// its line replayed up to kCheckpointEvery steps.
+/// its line replayed up to checkpointEvery() steps.
 using TierEnds = std::map<transforms::Tier, std::shared_ptr<const ir::Program>>;
 
 void printTiers(const ir::Program &imported, const TierEnds &ends) {

@@ -56,6 +56,28 @@ private:
   mutable std::atomic<int> counter_ = 0;
 };
 
+/// Adds a symbol named after how many the program has: deterministic, so
+/// it replays exactly, and cheap, for long histories.
+class CountSymbols : public transforms::Transformation {
+public:
+  CountSymbols()
+      : Transformation({.id = "test-count-symbols",
+                        .tier = transforms::Tier::Fusion,
+                        .summary = "adds a symbol, for tests",
+                        .description = "adds a symbol s<count>"}) {}
+  transforms::CheckResult check(const ir::Program &, const transforms::Match &,
+                                const transforms::Params &) const override {
+    return transforms::CheckResult::success();
+  }
+  transforms::ApplyResult apply(const ir::Program &program,
+                                const transforms::Match &,
+                                const transforms::Params &) const override {
+    transforms::ApplyResult r{program, {}};
+    r.program.symbols.push_back("s" + std::to_string(program.symbols.size()));
+    return r;
+  }
+};
+
 class ResidentVersions : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -63,10 +85,12 @@ protected:
         std::make_shared<Stamp>("test-stamp-plugin", false));
     transforms::registerTransformation(
         std::make_shared<Stamp>("test-stamp-claims-exact", true));
+    transforms::registerTransformation(std::make_shared<CountSymbols>());
   }
   static void TearDownTestSuite() {
     transforms::unregisterTransformation("test-stamp-plugin");
     transforms::unregisterTransformation("test-stamp-claims-exact");
+    transforms::unregisterTransformation("test-count-symbols");
   }
 
   /// The auto recipe on `ws`, with each new version's hash as it was made.
@@ -88,7 +112,7 @@ TEST_F(ResidentVersions, ALongHistoryKeepsFewProgramsAndRebuildsTheRest) {
   std::size_t resident = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const Version &v = ws.versions()[i];
-    bool kept = i % Workspace::kCheckpointEvery == 0 ||
+    bool kept = i % ws.checkpointEvery() == 0 ||
                 i + Workspace::kRecent >= ws.current();
     EXPECT_EQ(v.resident(), kept) << "version " << i;
     // Nothing else holds a dropped program: it is gone.
@@ -131,6 +155,35 @@ TEST_F(ResidentVersions, ALongHistoryKeepsFewProgramsAndRebuildsTheRest) {
   EXPECT_EQ(replayedResident, resident);
   EXPECT_EQ(ir::structuralHash(*again.versions()[dropped].program()),
             hashes[dropped]);
+}
+
+TEST_F(ResidentVersions, AVeryLongHistorySpacesItsCheckpointsFurther) {
+  Workspace ws(transformer());
+  EXPECT_EQ(ws.checkpointEvery(), Workspace::kCheckpointEvery);
+  // Past kCheckpointEvery × kMaxCheckpoints versions, twice as far apart.
+  const std::size_t steps =
+      2 * Workspace::kCheckpointEvery * Workspace::kMaxCheckpoints + 40;
+  std::vector<std::uint64_t> hashes = {ws.hash()};
+  for (std::size_t i = 0; i < steps; ++i)
+    hashes.push_back(ws.apply("test-count-symbols").hash());
+  const std::size_t every = ws.checkpointEvery();
+  EXPECT_EQ(every, 4 * Workspace::kCheckpointEvery);
+  std::size_t resident = 0;
+  for (std::size_t i = 0; i < ws.versions().size(); ++i) {
+    const Version &v = ws.versions()[i];
+    bool kept = i % every == 0 || i + Workspace::kRecent >= ws.current();
+    EXPECT_EQ(v.resident(), kept) << "version " << i;
+    resident += v.resident();
+  }
+  EXPECT_LE(resident, Workspace::kMaxCheckpoints + Workspace::kRecent + 2);
+  // Any version still comes back as it was, from the nearest checkpoint.
+  for (std::size_t i : {std::size_t(17), every - 1, every + 1, steps - 10})
+    EXPECT_EQ(ir::structuralHash(*ws.versions()[i].program()), hashes[i])
+        << "version " << i;
+  // Undoing to a dropped version brings it back, and only it.
+  ws.revert(every + 1);
+  EXPECT_EQ(ir::structuralHash(ws.program()), hashes[every + 1]);
+  EXPECT_FALSE(ws.versions()[every + 7].resident());
 }
 
 TEST_F(ResidentVersions, AStepThatDoesNotReplayExactlyKeepsItsResult) {
