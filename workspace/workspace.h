@@ -67,8 +67,9 @@ class Workspace;
 /// current one, and every result of a step that does not replay exactly (a
 /// plugin's) — and drops the others. The checkpoints stay at most
 /// kMaxCheckpoints: a history longer than kCheckpointEvery times that
-/// spaces them twice as far apart, and so on (a 4,000-node DenseNet-style
-/// stack's 22,000 steps kept 1,400 programs, 3.6 GB, at every 16th). program() rebuilds a dropped program
+/// spaces them twice as far apart, and so on (keeping every 16th, the
+/// recipe of a 4,000-node DenseNet-style stack had reached 3.6 GB when it
+/// was stopped; so spaced, it held 517 MB well into its run, and finished). program() rebuilds a dropped program
 /// by replaying the steps since the nearest resident version (Weir's
 /// transformations are deterministic: the same step on the same program
 /// makes the same program, which the workspace tests check by hash).

@@ -4,7 +4,6 @@
 
 #include "app/cli/step_report.h"
 
-
 #include <cstdio>
 #include <system_error>
 #include <utility>
