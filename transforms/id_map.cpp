@@ -57,25 +57,22 @@ std::size_t IdMap::erase(ir::NodeId from) {
 }
 
 void IdMap::then(const IdMap &next) {
+  // A node this map names goes on through `next` from where this map sent
+  // it; a node it kept as it was is changed by `next` alone.
+  auto through = [&](const Change &c) {
+    return Change{c.first, c.second ? next.find(c.second).value_or(0) : 0};
+  };
   std::vector<Change> composed;
   composed.reserve(changes_.size() + next.changes_.size());
-  // Nodes this map changed go on through `next`; the nodes this map kept
-  // as they were are changed by `next` alone.
   auto mine = changes_.cbegin(), theirs = next.changes_.cbegin();
-  while (mine != changes_.cend() || theirs != next.changes_.end()) {
-    if (theirs == next.changes_.end() ||
-        (mine != changes_.cend() && mine->first < theirs->first)) {
-      ir::NodeId to = mine->second ? next.find(mine->second).value_or(0) : 0;
-      composed.emplace_back(mine->first, to);
-      ++mine;
-    } else if (mine == changes_.cend() || theirs->first < mine->first) {
-      composed.push_back(*theirs); // kept by this map: `next` says
-      ++theirs;
-    } else { // both name the id: this map's entry decides where it went
-      ir::NodeId to = mine->second ? next.find(mine->second).value_or(0) : 0;
-      composed.emplace_back(mine->first, to);
-      ++mine;
-      ++theirs;
+  while (mine != changes_.cend() || theirs != next.changes_.cend()) {
+    if (theirs == next.changes_.cend() ||
+        (mine != changes_.cend() && mine->first <= theirs->first)) {
+      if (theirs != next.changes_.cend() && theirs->first == mine->first)
+        ++theirs; // this map's entry decides where the node went
+      composed.push_back(through(*mine++));
+    } else {
+      composed.push_back(*theirs++);
     }
   }
   // An entry that maps a node to itself says nothing.
