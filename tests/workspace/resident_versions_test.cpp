@@ -28,16 +28,19 @@ ir::Program transformer() {
       .program;
 }
 
-/// Adds a symbol named after a counter: each application makes a different
-/// program. Declared as replaying exactly or not.
+/// Adds a symbol. Named after a counter, each application makes a
+/// different program, and the step is declared as replaying exactly or not;
+/// named after how many symbols the program has, it replays exactly (and
+/// is cheap, for long histories).
 class Stamp : public transforms::Transformation {
 public:
-  Stamp(const char *id, bool exact)
+  enum class Naming { Counter, SymbolCount };
+  Stamp(const char *id, bool exact, Naming naming = Naming::Counter)
       : Transformation({.id = id,
                         .tier = transforms::Tier::Fusion,
-                        .summary = "adds a fresh symbol, for tests",
-                        .description = "adds a fresh symbol"}),
-        exact_(exact) {}
+                        .summary = "adds a symbol, for tests",
+                        .description = "adds a symbol"}),
+        exact_(exact), naming_(naming) {}
   transforms::CheckResult check(const ir::Program &, const transforms::Match &,
                                 const transforms::Params &) const override {
     return transforms::CheckResult::success();
@@ -46,36 +49,18 @@ public:
                                 const transforms::Match &,
                                 const transforms::Params &) const override {
     transforms::ApplyResult r{program, {}};
-    r.program.symbols.push_back("stamp" + std::to_string(counter_++));
+    r.program.symbols.push_back(
+        naming_ == Naming::Counter
+            ? "stamp" + std::to_string(counter_++)
+            : "s" + std::to_string(program.symbols.size()));
     return r;
   }
   bool replaysExactly() const override { return exact_; }
 
 private:
   bool exact_;
+  Naming naming_;
   mutable std::atomic<int> counter_ = 0;
-};
-
-/// Adds a symbol named after how many the program has: deterministic, so
-/// it replays exactly, and cheap, for long histories.
-class CountSymbols : public transforms::Transformation {
-public:
-  CountSymbols()
-      : Transformation({.id = "test-count-symbols",
-                        .tier = transforms::Tier::Fusion,
-                        .summary = "adds a symbol, for tests",
-                        .description = "adds a symbol s<count>"}) {}
-  transforms::CheckResult check(const ir::Program &, const transforms::Match &,
-                                const transforms::Params &) const override {
-    return transforms::CheckResult::success();
-  }
-  transforms::ApplyResult apply(const ir::Program &program,
-                                const transforms::Match &,
-                                const transforms::Params &) const override {
-    transforms::ApplyResult r{program, {}};
-    r.program.symbols.push_back("s" + std::to_string(program.symbols.size()));
-    return r;
-  }
 };
 
 class ResidentVersions : public ::testing::Test {
@@ -85,7 +70,8 @@ protected:
         std::make_shared<Stamp>("test-stamp-plugin", false));
     transforms::registerTransformation(
         std::make_shared<Stamp>("test-stamp-claims-exact", true));
-    transforms::registerTransformation(std::make_shared<CountSymbols>());
+    transforms::registerTransformation(std::make_shared<Stamp>(
+        "test-count-symbols", true, Stamp::Naming::SymbolCount));
   }
   static void TearDownTestSuite() {
     transforms::unregisterTransformation("test-stamp-plugin");
