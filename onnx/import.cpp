@@ -438,6 +438,18 @@ ImportResult importModel(const std::filesystem::path &path,
     ImportReport &report = result.report;
     report.originalOpset = defaultOpset(model);
     fixDimensions(model, options.dims);
+    const std::vector<ShapeInput> deciding = shapeInputs(model.graph());
+    fixInputs(model, options.values);
+    for (const ShapeInput &s : deciding)
+      if (!options.values.count(s.name))
+        report.shapeInputs.push_back(s);
+    for (const auto &[input, value] : options.values) {
+      auto s = std::find_if(deciding.begin(), deciding.end(),
+                            [&](const ShapeInput &d) { return d.name == input; });
+      report.notes.push_back(
+          "input '" + input + "' fixed at load to " + describeValue(value) +
+          (s == deciding.end() ? "" : " (it decides " + s->decides + ")"));
+    }
     runOnnxPasses(model, options, report);
     report.opset = defaultOpset(model);
 
@@ -459,6 +471,12 @@ ImportResult importModel(const std::filesystem::path &path,
     p.metadata["opset"] = std::to_string(report.opset);
     if (report.originalOpset != report.opset)
       p.metadata["original_opset"] = std::to_string(report.originalOpset);
+    if (!options.values.empty()) {
+      std::string fixed;
+      for (const auto &[input, value] : options.values)
+        fixed += (fixed.empty() ? "" : ", ") + input + "=" + describeValue(value);
+      p.metadata["fixed_inputs"] = fixed;
+    }
     if (!report.unverifiedShapes.empty())
       p.metadata[std::string(ir::kShapesUnverified)] = report.unverifiedShapes;
     return result;

@@ -11,6 +11,7 @@
 
 #include "ir/program.h"
 #include "onnx/limits.h"
+#include "onnx/shape_inputs.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -34,6 +35,12 @@ struct ImportOptions {
   /// before shape inference, so that the shape computations that read them
   /// fold too (`weir run --dim N=1`). A name no dimension uses is ignored.
   std::map<std::string, std::int64_t, std::less<>> dims;
+  /// Values of graph inputs, fixed at load (shape_inputs.h): each becomes
+  /// a constant and leaves the program's inputs, and shape specialization
+  /// folds what reads it. For the inputs that decide sizes
+  /// (ImportReport::shapeInputs): ReduceSum's axes, Pad's pads, a window's
+  /// size.
+  std::map<std::string, ir::TensorValue, std::less<>> values;
   /// Shape specialization folds the computations that start from a Shape
   /// or Size, and only those: a model with no shape arithmetic imports to
   /// the same program (the same node ids) as before specialization
@@ -60,6 +67,10 @@ struct ImportReport {
   /// inferred. The program then carries ir::kShapesUnverified and can be
   /// viewed and transformed, not run.
   std::string unverifiedShapes;
+  /// Graph inputs whose values decide sizes (shape_inputs.h) and that
+  /// `values` did not fix: the program's shapes after them stay unknown
+  /// until they are given.
+  std::vector<ShapeInput> shapeInputs;
   int originalOpset = 0; ///< default-domain opset in the file
   int opset = 0;         ///< after any upgrade
 };

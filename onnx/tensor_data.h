@@ -17,6 +17,8 @@ namespace weir::onnx_import {
 /// Weir's dtype for an ONNX TensorProto::DataType; nullopt for string,
 /// complex and undefined types.
 std::optional<ir::DType> dtypeFromOnnx(int dataType);
+/// The ONNX TensorProto::DataType of a Weir dtype.
+int onnxDataType(ir::DType dtype);
 /// "string", "complex64", ... for messages.
 std::string onnxTypeName(int dataType);
 

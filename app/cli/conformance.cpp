@@ -257,67 +257,120 @@ std::string notExpandable(const ir::Program &program,
   return text;
 }
 
-/// One test, in this process; never throws.
+/// A test's model made ready to run: imported (with its shape inputs
+/// fixed, when it has some), expanded and compiled.
+struct Prepared {
+  ir::Program program;
+  std::optional<codegen::Executable> exe;
+  std::string notExpandable; ///< why it cannot run, or ""
+};
+
+Prepared prepare(onnx_import::ImportResult imported, const Options &o,
+                 std::string &stage) {
+  Prepared p;
+  p.program = std::move(imported.program);
+  stage = "expand";
+  operators::ExpandAllReport report = operators::expandAll(p.program);
+  if (!report.skipped.empty()) {
+    p.notExpandable = notExpandable(p.program, report);
+    return p;
+  }
+  if (!o.interpreter) {
+    stage = "compile";
+    codegen::CompileOptions options;
+    options.threads = o.threads;
+    p.exe = codegen::compile(p.program, options);
+  }
+  return p;
+}
+
+/// One test, in this process; never throws. A model whose inputs decide
+/// sizes (onnx/shape_inputs.h) is loaded with each data set's values of
+/// them fixed, once per distinct value.
 Result runTest(const TestCase &test, const Options &o) {
   Result r;
   auto start = Clock::now();
   std::string stage = "import";
   try {
-    onnx_import::ImportResult imported =
-        onnx_import::importModel(test.dir / "model.onnx");
-    ir::Program &program = imported.program;
-    stage = "expand";
-    operators::ExpandAllReport report = operators::expandAll(program);
-    if (!report.skipped.empty()) {
-      r.reason = notExpandable(program, report);
-    } else {
-      std::optional<codegen::Executable> exe;
-      if (!o.interpreter) {
-        stage = "compile";
-        codegen::CompileOptions options;
-        options.threads = o.threads;
-        exe = codegen::compile(program, options);
+    const fs::path model = test.dir / "model.onnx";
+    onnx_import::ImportResult imported = onnx_import::importModel(model);
+    // The data sets give every graph input, in this order.
+    const std::vector<std::string> graphInputs = imported.program.inputs;
+    const std::vector<onnx_import::ShapeInput> shapeInputs =
+        imported.report.shapeInputs;
+    std::map<std::string, Prepared> prepared; // by the fixed values
+    if (shapeInputs.empty())
+      prepared.emplace("", prepare(std::move(imported), o, stage));
+    std::vector<fs::path> sets = dataSets(test.dir);
+    if (sets.empty())
+      throw Error("no test_data_set_* folders");
+    for (const fs::path &set : sets) {
+      stage = set.filename().string();
+      auto read = [&](const std::string &prefix, std::size_t i,
+                      std::optional<ir::DType> declared) {
+        runtime::Tensor t =
+            runtime::readTensorPb(set / (prefix + std::to_string(i) + ".pb"));
+        return declared ? asDeclared(t, *declared) : t;
+      };
+      std::map<std::string, ir::TensorValue, std::less<>> fixed;
+      std::string key;
+      for (const onnx_import::ShapeInput &s : shapeInputs) {
+        auto at = std::find(graphInputs.begin(), graphInputs.end(), s.name);
+        runtime::Tensor t = read("input_", std::size_t(at - graphInputs.begin()),
+                                 std::nullopt);
+        key += s.name + "=" + t.describe() + ":" +
+               std::string(reinterpret_cast<const char *>(t.data()),
+                           t.byteSize()) +
+               ";";
+        fixed.emplace(s.name, t.value());
       }
-      std::vector<fs::path> sets = dataSets(test.dir);
-      if (sets.empty())
-        throw Error("no test_data_set_* folders");
-      for (const fs::path &set : sets) {
+      auto found = prepared.find(key);
+      if (found == prepared.end()) {
+        stage = "import";
+        onnx_import::ImportOptions options;
+        options.values = fixed;
+        found = prepared
+                    .emplace(key, prepare(onnx_import::importModel(model, options),
+                                          o, stage))
+                    .first;
         stage = set.filename().string();
-        int given = countFiles(set, "input_");
-        int expected = countFiles(set, "output_");
-        if (given != static_cast<int>(program.inputs.size()) ||
-            expected != static_cast<int>(program.outputs.size()))
-          throw Error("the data set has " + std::to_string(given) +
-                      " inputs and " + std::to_string(expected) +
-                      " outputs, the program " +
-                      std::to_string(program.inputs.size()) + " and " +
-                      std::to_string(program.outputs.size()));
-        auto read = [&](const std::string &prefix, std::size_t i,
-                        const std::string &container) {
-          return asDeclared(
-              runtime::readTensorPb(set / (prefix + std::to_string(i) + ".pb")),
-              program.container(container).dtype);
-        };
-        interp::TensorMap inputs;
-        for (std::size_t i = 0; i < program.inputs.size(); ++i)
-          inputs[program.inputs[i]] = read("input_", i, program.inputs[i]);
-        interp::TensorMap outputs =
-            exe ? exe->run(inputs) : interp::interpret(program, inputs);
-        for (std::size_t i = 0; i < program.outputs.size() && r.reason.empty();
-             ++i) {
-          const std::string &name = program.outputs[i];
-          runtime::Tensor want = read("output_", i, name);
-          Comparison c = compareTensors(outputs.at(name), want, kRtol, kAtol);
-          if (!c.ok)
-            r.reason =
-                stage + ": output '" + name + "': " + describeMismatch(c, want);
-        }
-        if (!r.reason.empty())
-          break;
       }
-      if (r.reason.empty())
-        r.status = Status::Pass;
+      const Prepared &p = found->second;
+      if (!p.notExpandable.empty()) {
+        r.reason = p.notExpandable;
+        break;
+      }
+      const ir::Program &program = p.program;
+      int given = countFiles(set, "input_");
+      int expected = countFiles(set, "output_");
+      if (given != static_cast<int>(graphInputs.size()) ||
+          expected != static_cast<int>(program.outputs.size()))
+        throw Error("the data set has " + std::to_string(given) +
+                    " inputs and " + std::to_string(expected) +
+                    " outputs, the program " +
+                    std::to_string(graphInputs.size()) + " and " +
+                    std::to_string(program.outputs.size()));
+      interp::TensorMap inputs;
+      for (std::size_t i = 0; i < graphInputs.size(); ++i)
+        if (!fixed.count(graphInputs[i]))
+          inputs[graphInputs[i]] =
+              read("input_", i, program.container(graphInputs[i]).dtype);
+      interp::TensorMap outputs =
+          p.exe ? p.exe->run(inputs) : interp::interpret(program, inputs);
+      for (std::size_t i = 0; i < program.outputs.size() && r.reason.empty();
+           ++i) {
+        const std::string &name = program.outputs[i];
+        runtime::Tensor want = read("output_", i, program.container(name).dtype);
+        Comparison c = compareTensors(outputs.at(name), want, kRtol, kAtol);
+        if (!c.ok)
+          r.reason =
+              stage + ": output '" + name + "': " + describeMismatch(c, want);
+      }
+      if (!r.reason.empty())
+        break;
     }
+    if (r.reason.empty())
+      r.status = Status::Pass;
   } catch (const Error &e) {
     r.reason = stage + ": " + e.what();
   } catch (const std::exception &e) {

@@ -124,6 +124,9 @@ int inspectCommand(const Args &args) {
     j["symbols"] = p.symbols;
     j["unsupported"] = unsupported;
     j["notes"] = loaded.report.notes;
+    j["shape_inputs"] = json::array();
+    for (const onnx_import::ShapeInput &s : loaded.report.shapeInputs)
+      j["shape_inputs"].push_back({{"name", s.name}, {"decides", s.decides}});
     if (loaded.fromOnnx)
       j["opset"] = loaded.report.opset;
     std::printf("%s\n", j.dump(2).c_str());
@@ -170,6 +173,10 @@ int inspectCommand(const Args &args) {
   }
   for (const std::string &note : loaded.report.notes)
     std::printf("note: %s\n", note.c_str());
+  for (const onnx_import::ShapeInput &s : loaded.report.shapeInputs)
+    std::printf("note: input '%s' decides sizes (it is %s): the sizes after "
+                "it are settled when its value is given (weir run --inputs)\n",
+                s.name.c_str(), s.decides.c_str());
   return 0;
 }
 

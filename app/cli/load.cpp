@@ -7,7 +7,9 @@
 
 namespace weir::cli {
 
-Loaded loadAny(const std::string &path, const ir::Bindings &dims) {
+Loaded loadAny(const std::string &path, const ir::Bindings &dims,
+               const std::map<std::string, ir::TensorValue, std::less<>>
+                   &values) {
   Loaded out;
   if (std::filesystem::path(path).extension() == ".weir") {
     // A session: its model with the recipe replayed (or the program that
@@ -23,6 +25,7 @@ Loaded loadAny(const std::string &path, const ir::Bindings &dims) {
   }
   onnx_import::ImportOptions options;
   options.dims = dims;
+  options.values = values;
   onnx_import::ImportResult r = onnx_import::importModel(path, options);
   out.program = std::move(r.program);
   out.report = std::move(r.report);

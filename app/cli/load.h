@@ -6,6 +6,7 @@
 #include "ir/program.h"
 #include "onnx/import.h"
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -24,7 +25,10 @@ struct Loaded {
 /// its recipe replayed); everything else is read as ONNX, with the symbolic
 /// dimensions `dims` names fixed at load (onnx_import::ImportOptions::dims:
 /// the shape computations that read them fold). Programs and sessions keep
-/// their symbols; `dims` binds them when they run.
-Loaded loadAny(const std::string &path, const ir::Bindings &dims = {});
+/// their symbols; `dims` binds them when they run. `values` fixes ONNX
+/// inputs at load (onnx_import::ImportOptions::values).
+Loaded loadAny(const std::string &path, const ir::Bindings &dims = {},
+               const std::map<std::string, ir::TensorValue, std::less<>>
+                   &values = {});
 
 } // namespace weir::cli

@@ -180,12 +180,33 @@ void printProfile(const std::map<std::string, double> &seconds, int runs) {
   std::printf("\n");
 }
 
+/// The values of the inputs that decide sizes, read from --inputs: the
+/// model is loaded again with them fixed (onnx/shape_inputs.h).
+std::map<std::string, ir::TensorValue, std::less<>>
+shapeInputValues(const RunOptions &o, const onnx_import::ImportReport &report) {
+  std::map<std::string, ir::TensorValue, std::less<>> values;
+  for (const onnx_import::ShapeInput &s : report.shapeInputs) {
+    auto given = o.inputs.find(s.name);
+    if (given == o.inputs.end())
+      throw Error(o.model + ": input '" + s.name + "' decides sizes (it is " +
+                  s.decides + "); give its value with --inputs " + s.name +
+                  "=FILE");
+    values[s.name] = readTensorFile(given->second).value();
+  }
+  return values;
+}
+
 } // namespace
 
 int runCommand(const Args &args) {
   RunOptions o = parse(args);
   auto openStart = std::chrono::steady_clock::now();
   Loaded loaded = loadAny(o.model, o.dims);
+  std::map<std::string, ir::TensorValue, std::less<>> fixed;
+  if (!loaded.report.shapeInputs.empty()) {
+    fixed = shapeInputValues(o, loaded.report);
+    loaded = loadAny(o.model, o.dims, fixed);
+  }
   double openMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - openStart)
                       .count();
@@ -210,9 +231,10 @@ int runCommand(const Args &args) {
                                                rng, "--dim");
   }
   for (const auto &[name, file] : o.inputs)
-    if (!program.findContainer(name) ||
-        std::find(program.inputs.begin(), program.inputs.end(), name) ==
-            program.inputs.end())
+    if (!fixed.count(name) &&
+        (!program.findContainer(name) ||
+         std::find(program.inputs.begin(), program.inputs.end(), name) ==
+             program.inputs.end()))
       throw Error("--inputs names '" + name + "', which is not an input of " +
                   o.model);
 
@@ -332,6 +354,9 @@ int runCommand(const Args &args) {
               : *loaded.sessionFromCache
                   ? "session: its program from the cache, recipe not replayed"
                   : "session: recipe replayed");
+  for (const auto &[name, value] : fixed)
+    std::printf("fixed        input '%s' = %s at load (it decides sizes)\n",
+                name.c_str(), onnx_import::describeValue(value).c_str());
   if (o.interpreter) {
     std::printf("engine       reference interpreter (%d operators expanded)\n",
                 expanded.expanded);

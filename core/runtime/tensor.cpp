@@ -182,6 +182,12 @@ std::size_t Tensor::byteSize() const {
   return static_cast<std::size_t>(count_) * ir::dtypeSize(dtype_);
 }
 
+ir::TensorValue Tensor::value() const {
+  return {dtype_, shape_,
+          std::make_shared<const std::vector<std::byte>>(data_,
+                                                         data_ + byteSize())};
+}
+
 std::vector<std::int64_t> Tensor::strides() const {
   std::vector<std::int64_t> s(shape_.size());
   std::int64_t stride = 1;

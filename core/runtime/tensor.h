@@ -79,6 +79,9 @@ public:
 
   /// Independent, writable copy.
   Tensor clone() const;
+  /// A copy of the contents as constant program data (an input's value
+  /// fixed at load, onnx_import::ImportOptions::values).
+  ir::TensorValue value() const;
   /// Same buffer, new shape with the same element count (throws otherwise).
   Tensor reshaped(std::vector<std::int64_t> shape) const;
 

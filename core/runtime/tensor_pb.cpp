@@ -23,40 +23,6 @@ namespace {
 /// protobuf cannot parse or serialize a message past 2 GiB.
 constexpr std::uint64_t kMaxMessageBytes = INT_MAX;
 
-int onnxDataType(ir::DType dtype) {
-  using T = onnx::TensorProto;
-  using ir::DType;
-  switch (dtype) {
-  case DType::F32:
-    return T::FLOAT;
-  case DType::F16:
-    return T::FLOAT16;
-  case DType::BF16:
-    return T::BFLOAT16;
-  case DType::F64:
-    return T::DOUBLE;
-  case DType::I8:
-    return T::INT8;
-  case DType::U8:
-    return T::UINT8;
-  case DType::I16:
-    return T::INT16;
-  case DType::U16:
-    return T::UINT16;
-  case DType::I32:
-    return T::INT32;
-  case DType::U32:
-    return T::UINT32;
-  case DType::I64:
-    return T::INT64;
-  case DType::U64:
-    return T::UINT64;
-  case DType::Bool:
-    return T::BOOL;
-  }
-  return T::UNDEFINED;
-}
-
 void parseFile(const std::filesystem::path &path, const std::string &name,
                onnx::TensorProto &t) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -138,7 +104,7 @@ void writeTensorPb(const std::filesystem::path &path, const Tensor &tensor,
                 tensor.describe() + " is too large for one protobuf message");
   onnx::TensorProto t;
   t.set_name(name);
-  t.set_data_type(onnxDataType(tensor.dtype()));
+  t.set_data_type(onnx_import::onnxDataType(tensor.dtype()));
   for (std::int64_t d : tensor.shape())
     t.add_dims(d);
   t.set_raw_data(reinterpret_cast<const char *>(tensor.data()),

@@ -8,6 +8,7 @@
 /// Reads the serialized model on standard input and writes the records of
 /// protocol.h on standard output.
 
+#include "onnx/passes/explicit_defaults.h"
 #include "onnx/passes/legacy_prelu.h"
 #include "onnx/passes/protocol.h"
 #include "onnx/passes/shape_consistency.h"
@@ -195,6 +196,10 @@ void runPasses(onnx::ModelProto &model, const Options &options, Sender &out) {
   std::set<std::string> declared;
   for (const onnx::ValueInfoProto &v : model.graph().value_info())
     declared.insert(v.name());
+  if (int n = weir::onnx_import::writeOutDefaults(model))
+    out.send(Tag::Note, "wrote out " + std::to_string(n) +
+                            " attribute default(s) ONNX 1.12's shape "
+                            "inference reads differently (STFT onesided=1)");
   out.send(Tag::Pass, "shape inference");
   bool inferred = inferShapes(model, what);
   if (options.specialize)

@@ -102,10 +102,6 @@ void subgraphReads(const onnx::NodeProto &n, std::set<std::string> &reads) {
   }
 }
 
-/// The doc string of the initializers shape specialization makes, so that
-/// the next round knows they were computed from shapes.
-constexpr const char *kFoldedDoc = "folded by Weir's shape specialization";
-
 bool defaultDomain(const onnx::NodeProto &n) {
   return n.domain().empty() || n.domain() == "ai.onnx";
 }

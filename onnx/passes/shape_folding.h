@@ -14,6 +14,12 @@
 
 namespace weir::onnx_import {
 
+/// The doc string of the initializers shape specialization makes, so that
+/// the next round knows they were computed from shapes; inputs fixed at
+/// load (shape_inputs.h) carry it too, so that what reads them folds.
+inline constexpr const char *kFoldedDoc =
+    "folded by Weir's shape specialization";
+
 struct FoldedShapes {
   int nodes = 0;                 ///< nodes replaced by initializers
   std::vector<std::string> ops;  ///< their operator types, sorted, unique

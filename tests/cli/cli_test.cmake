@@ -212,6 +212,24 @@ if(NOT out MATCHES "container '[a-z0-9_]+' would take [0-9.]+ GiB, more than the
   message(FATAL_ERROR "run --dim N=1e7: not refused by the limit\n${out}")
 endif()
 
+# An input that decides sizes (ReduceSum's axes in ONNX's own node test):
+# without its value, run names it and says how to give it; with it, the
+# value is fixed at load and the result matches the test's.
+set(reduce_sum /usr/share/libonnx-testdata/data/node/test_reduce_sum_keepdims_random)
+run_weir(out status run ${reduce_sum}/model.onnx)
+expect_status(1 "${status}" "run without the axes" "${out}")
+if(NOT out MATCHES "input 'axes' decides sizes \\(it is the axes of node 'ReduceSum_0' \\(ReduceSum\\)\\); give its value with --inputs axes=FILE")
+  message(FATAL_ERROR "run without the axes: not named\n${out}")
+endif()
+run_weir(out status run ${reduce_sum}/model.onnx
+         --inputs data=${reduce_sum}/test_data_set_0/input_0.pb
+                  axes=${reduce_sum}/test_data_set_0/input_1.pb
+         --expected reduced=${reduce_sum}/test_data_set_0/output_0.pb)
+expect_status(0 "${status}" "run with the axes" "${out}")
+if(NOT out MATCHES "fixed        input 'axes' = \\[1\\] at load")
+  message(FATAL_ERROR "run with the axes: not reported as fixed\n${out}")
+endif()
+
 # Plugins. The default folders are a convenience: a broken plugin there,
 # or a `weir` package that does not import, is one warning line naming the
 # folder and the reason, and a command that applies no plugin still works.

@@ -20,6 +20,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -178,11 +179,12 @@ struct Builder {
     model.add_opset_import()->set_version(13);
     g.set_name("g");
   }
-  void input(const std::string &name, std::vector<std::string> dims) {
+  void input(const std::string &name, std::vector<std::string> dims,
+             int type = onnx::TensorProto::FLOAT) {
     onnx::ValueInfoProto &v = *g.add_input();
     v.set_name(name);
     auto &t = *v.mutable_type()->mutable_tensor_type();
-    t.set_elem_type(onnx::TensorProto::FLOAT);
+    t.set_elem_type(type);
     for (const std::string &d : dims) {
       auto &dim = *t.mutable_shape()->add_dim();
       if (std::isdigit(static_cast<unsigned char>(d[0])))
@@ -447,6 +449,134 @@ TEST(ShapeFolding, DimensionsFixedAtLoadFold) {
   std::vector<float> y = runOnCounting(r.program, {1, 8, 2, 2});
   ASSERT_EQ(y.size(), 32u);
   EXPECT_EQ(y[0], 16.0f);
+}
+
+// -- inputs that decide sizes (onnx/shape_inputs.h) --------------------------
+
+/// y = ReduceSum(x, axes) with keepdims=0, x [2, 3, 4], and z = Range(0, n,
+/// 1) cast to float with n computed from input `count` (Cast, Add): the
+/// window functions' ONNX definitions compute their Range the same way.
+Builder decidedByInputs() {
+  Builder b;
+  b.input("x", {"2", "3", "4"});
+  b.input("axes", {"1"}, onnx::TensorProto::INT64);
+  b.input("count", {}, onnx::TensorProto::INT64);
+  b.intAttribute(b.node("ReduceSum", {"x", "axes"}, "y"), "keepdims", 0);
+  b.output("y");
+  b.ints("one", {1}, /*scalar=*/true);
+  b.node("Add", {"count", "one"}, "n");
+  b.ints("zero", {0}, true);
+  b.node("Range", {"zero", "n", "one"}, "r");
+  b.intAttribute(b.node("Cast", {"r"}, "z"), "to", onnx::TensorProto::FLOAT);
+  b.output("z");
+  // x's shape feeds a Reshape through Shape: that does not make x decide.
+  b.node("Shape", {"x"}, "xs");
+  b.node("Reshape", {"x", "xs"}, "w");
+  b.output("w");
+  return b;
+}
+
+ir::TensorValue int64Value(std::vector<std::int64_t> values,
+                           std::vector<std::int64_t> shape) {
+  runtime::Tensor t(ir::DType::I64, shape);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    t.setFromDouble(std::int64_t(i), double(values[i]));
+  return t.value();
+}
+
+TEST(ShapeInputs, FoundThroughArithmeticNotThroughShape) {
+  onnx_import::ImportResult r = importBuilt(decidedByInputs());
+  ASSERT_EQ(r.report.shapeInputs.size(), 2u);
+  EXPECT_EQ(r.report.shapeInputs[0].name, "axes");
+  EXPECT_EQ(r.report.shapeInputs[0].decides,
+            "the axes of node 'y_node' (ReduceSum)");
+  EXPECT_EQ(r.report.shapeInputs[1].name, "count");
+  EXPECT_EQ(r.report.shapeInputs[1].decides,
+            "the limit of node 'r_node' (Range)");
+  EXPECT_EQ(r.program.inputs,
+            (std::vector<std::string>{"x", "axes", "count"}));
+}
+
+TEST(ShapeInputs, FixedAtLoadTheyBecomeConstantsAndTheProgramRuns) {
+  onnx_import::ImportOptions options;
+  options.values["axes"] = int64Value({-1}, {1});
+  options.values["count"] = int64Value({4}, {});
+  onnx_import::ImportResult r = importBuilt(decidedByInputs(), options);
+  EXPECT_TRUE(r.report.shapeInputs.empty());
+  EXPECT_EQ(r.report.unverifiedShapes, "");
+  EXPECT_EQ(r.program.inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(r.program.metadata.at("fixed_inputs"), "axes=[-1], count=4");
+  bool noted = false;
+  for (const std::string &n : r.report.notes)
+    noted |= n == "input 'axes' fixed at load to [-1] (it decides the axes of "
+                  "node 'y_node' (ReduceSum))";
+  EXPECT_TRUE(noted);
+
+  ir::Program program = r.program;
+  operators::ExpandAllReport report = operators::expandAll(program);
+  ASSERT_TRUE(report.skipped.empty()) << report.skipped.front();
+  runtime::Tensor x(ir::DType::F32, {2, 3, 4});
+  for (std::int64_t i = 0; i < x.elementCount(); ++i)
+    x.setFromDouble(i, double(i));
+  interp::TensorMap out = interp::interpret(program, {{"x", x}});
+  const runtime::Tensor &y = out.at("y");
+  ASSERT_EQ(y.shape(), (std::vector<std::int64_t>{2, 3}));
+  for (std::int64_t i = 0; i < 6; ++i) // sum of 4 consecutive from 4i
+    EXPECT_EQ(y.getAsDouble(i), double(16 * i + 6)) << i;
+  const runtime::Tensor &z = out.at("z");
+  ASSERT_EQ(z.shape(), std::vector<std::int64_t>{5});
+  for (std::int64_t i = 0; i < 5; ++i)
+    EXPECT_EQ(z.getAsDouble(i), double(i));
+}
+
+TEST(ShapeInputs, AValueThatDoesNotFitItsInputIsRefused) {
+  auto refusal = [](const std::string &input, ir::TensorValue v) {
+    onnx_import::ImportOptions options;
+    options.values[input] = std::move(v);
+    try {
+      importBuilt(decidedByInputs(), options);
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("imported");
+  };
+  EXPECT_NE(refusal("nothing", int64Value({1}, {1}))
+                .find("a value was given for 'nothing', which is not one of "
+                      "the model's inputs"),
+            std::string::npos);
+  runtime::Tensor f(ir::DType::F32, {1});
+  EXPECT_NE(refusal("axes", f.value())
+                .find("the value given for input 'axes' is f32; the model "
+                      "declares i64"),
+            std::string::npos);
+  EXPECT_NE(refusal("axes", int64Value({0, 1}, {2}))
+                .find("the value given for input 'axes' has shape [2]; the "
+                      "model declares [1]"),
+            std::string::npos);
+}
+
+TEST(ShapeInputs, NodeTestWithDataAxesRunsWithEachDataSetsAxes) {
+  // ONNX's own test: ReduceSum's axes is a graph input.
+  const fs::path dir = fs::path(kNodeTests) / "test_reduce_sum_keepdims_random";
+  ASSERT_TRUE(fs::exists(dir / "model.onnx")) << dir;
+  onnx_import::ImportResult plain = onnx_import::importModel(dir / "model.onnx");
+  ASSERT_EQ(plain.report.shapeInputs.size(), 1u);
+  EXPECT_EQ(plain.report.shapeInputs[0].name, "axes");
+  const fs::path set = dir / "test_data_set_0";
+  onnx_import::ImportOptions options;
+  options.values["axes"] =
+      runtime::readTensorPb(set / "input_1.pb").value();
+  ir::Program program =
+      onnx_import::importModel(dir / "model.onnx", options).program;
+  ASSERT_TRUE(operators::expandAll(program).skipped.empty());
+  interp::TensorMap out = interp::interpret(
+      program, {{"data", runtime::readTensorPb(set / "input_0.pb")}});
+  runtime::Tensor want = runtime::readTensorPb(set / "output_0.pb");
+  const runtime::Tensor &got = out.at(program.outputs[0]);
+  ASSERT_EQ(got.shape(), want.shape());
+  for (std::int64_t i = 0; i < want.elementCount(); ++i)
+    EXPECT_NEAR(got.getAsDouble(i), want.getAsDouble(i),
+                1e-4 + 1e-3 * std::fabs(want.getAsDouble(i)));
 }
 
 } // namespace

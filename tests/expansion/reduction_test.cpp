@@ -333,12 +333,14 @@ TEST(ReductionExpansion, RefusedAttributesLeaveTheNodeUnexpanded) {
                                            : std::vector<std::int64_t>{2})));
   bn.inputs = {"X", "s", "b", "m", "v"};
   bn.outputs = {"Y"};
+  // Training mode is expanded from opset 14 on (input_mean, input_var);
+  // BatchNormalization-9 names its statistics mean and var.
   ir::NodeId id = addOp(bn, "BatchNormalization",
                         {{"X", "X"},
                          {"scale", "s"},
                          {"B", "b"},
-                         {"input_mean", "m"},
-                         {"input_var", "v"}},
+                         {"mean", "m"},
+                         {"var", "v"}},
                         {{"Y", "Y"}}, {{"training_mode", std::int64_t(1)}});
   ir::Program before = bn;
   try {

@@ -1,5 +1,5 @@
 /// \file
-/// Pure expansion of DFT (opset 17): the transform along `axis` as a
+/// Pure expansions of DFT and STFT (opset 17). DFT: the transform along `axis` as a
 /// contraction with twiddle factors, constant cosine and sine tables
 /// [outputs, N] computed once at expansion (in double, stored in the
 /// input's type):
@@ -9,6 +9,10 @@
 /// parts; the output's holds both. onesided keeps the first N / 2 + 1
 /// frequencies. A dft_length input (padding or truncating the signal) is
 /// not supported yet.
+/// STFT: the same contraction over each frame of the signal,
+///   y[b, f, k] = sum_n x[b, f * step + n] w[n] e^{-i 2 pi k n / L},
+/// with frame_step and frame_length constants (inputs fixed at load,
+/// onnx/shape_inputs.h) and the window, when given, read as data.
 
 #include "transforms/operators/expansion.h"
 
@@ -112,9 +116,92 @@ void expandDft(ExpansionContext &ctx) {
               {"im", y.name, at(idx, 1), ir::Wcr::Sum}});
 }
 
+void expandStft(ExpansionContext &ctx) {
+  const ir::Container &x = ctx.requireInput("signal");
+  const ir::Container &y = ctx.requireOutput("output");
+  if (x.dtype != ir::DType::F32 && x.dtype != ir::DType::F64)
+    ctx.fail("the signal must be float32 or float64");
+  if (x.shape.size() != 3 || y.shape.size() != 4)
+    ctx.fail("the signal must be [batch, length, 1 or 2]");
+  std::int64_t parts = ctx.constantDim(x.shape[2]);
+  if (parts != 1 && parts != 2)
+    ctx.fail("the signal's last axis must hold a real or complex value");
+  auto step = ctx.constantInts("frame_step");
+  if (!step || step->size() != 1 || (*step)[0] < 1)
+    ctx.fail("frame_step must be a positive constant (an input is fixed at "
+             "load: weir run --inputs)");
+  const ir::Container *window = ctx.input("window");
+  std::int64_t length = 0;
+  if (auto l = ctx.constantInts("frame_length"); l && l->size() == 1)
+    length = (*l)[0];
+  else if (ctx.input("frame_length"))
+    ctx.fail("frame_length must be a constant (an input is fixed at load: "
+             "weir run --inputs)");
+  if (window) {
+    if (window->shape.size() != 1)
+      ctx.fail("the window must be one-dimensional");
+    std::int64_t w = ctx.constantDim(window->shape[0]);
+    if (length != 0 && length != w)
+      ctx.fail("frame_length " + std::to_string(length) +
+               " differs from the window's length " + std::to_string(w));
+    length = w;
+  }
+  if (length < 1)
+    ctx.fail("the frame length must be given, by frame_length or a window");
+  bool onesided = ctx.intAttr("onesided", 1) != 0;
+  std::int64_t bins = onesided ? length / 2 + 1 : length;
+  std::int64_t frames = ctx.constantDim(y.shape[1]);
+  if (ctx.constantDim(y.shape[2]) != bins || ctx.constantDim(y.shape[3]) != 2 ||
+      (frames - 1) * (*step)[0] + length > ctx.constantDim(x.shape[1]))
+    ctx.fail("the output must be [batch, frames, " + std::to_string(bins) +
+             ", 2] with every frame inside the signal");
+
+  std::string cos = table(ctx, "cos", x.dtype, bins, length, cosine);
+  std::string sin = table(ctx, "sin", x.dtype, bins, length, sine);
+  std::vector<std::string> params{"b", "f", "k"};
+  auto idx = ExpansionContext::indices(params);
+  auto at = [](std::vector<Expr> i, std::int64_t part) {
+    i.push_back(Expr(part));
+    return i;
+  };
+  std::vector<Expr> shape(y.shape.begin(), y.shape.end() - 1);
+  std::string zero = std::string(ir::dtypeName(x.dtype)) + "(0)";
+  ctx.addMap("init", params, ExpansionContext::fullRanges(shape), {},
+             "re = " + zero + "\nim = " + zero,
+             {{"re", y.name, at(idx, 0)}, {"im", y.name, at(idx, 1)}});
+  std::vector<std::string> all{"b", "f", "k", "n"};
+  auto ranges = ExpansionContext::fullRanges(shape);
+  ranges.emplace_back(Expr(0), Expr(length));
+  const Expr b = Expr::symbol("b"), f = Expr::symbol("f"),
+             k = Expr::symbol("k"), n = Expr::symbol("n");
+  const Expr sample = f * Expr((*step)[0]) + n;
+  std::vector<ir::MappedInput> in{{"xr", x.name, {b, sample, Expr(0)}},
+                                  {"c", cos, {k, n}},
+                                  {"s", sin, {k, n}}};
+  std::string xi = "0.0", w = "";
+  if (parts == 2) {
+    in.push_back({"xi", x.name, {b, sample, Expr(1)}});
+    xi = "xi";
+  }
+  if (window) {
+    in.push_back({"w", window->name, {n}});
+    w = " * w";
+  }
+  ctx.addMap("transform", all, ranges, in,
+             "re = (xr * c + " + xi + " * s)" + w + "\nim = (" + xi +
+                 " * c - xr * s)" + w,
+             {{"re", y.name, at(idx, 0), ir::Wcr::Sum},
+              {"im", y.name, at(idx, 1), ir::Wcr::Sum}});
+}
+
 const ExpansionRegistrar kDft{
     {"DFT", "pure", "contraction with constant cosine and sine tables",
      expandDft},
+    true};
+const ExpansionRegistrar kStft{
+    {"STFT", "pure",
+     "contraction of each frame with constant cosine and sine tables",
+     expandStft},
     true};
 
 } // namespace

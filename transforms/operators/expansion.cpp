@@ -1,6 +1,7 @@
 #include "transforms/operators/expansion.h"
 
 #include "ir/error.h"
+#include "ir/float16.h"
 
 #include <algorithm>
 #include <charconv>
@@ -156,32 +157,57 @@ ExpansionContext::constantInts(std::string_view connector) const {
   const ir::Container *c = input(connector);
   if (!c || !c->constant)
     return std::nullopt;
-  std::size_t size = ir::dtypeSize(c->dtype);
   if (!ir::isInteger(c->dtype))
     fail("input '" + std::string(connector) + "' is not an integer tensor");
   std::vector<std::int64_t> out;
+  const std::size_t size = ir::dtypeSize(c->dtype);
   const std::byte *data = c->constant->data();
   for (std::size_t off = 0; off + size <= c->constant->size(); off += size) {
-    std::int64_t v = 0;
+    auto read = [&](auto v) {
+      std::memcpy(&v, data + off, sizeof v);
+      return static_cast<std::int64_t>(v);
+    };
     switch (c->dtype) {
-    case ir::DType::I64: {
-      std::memcpy(&v, data + off, 8);
+    case ir::DType::I8: out.push_back(read(std::int8_t{})); break;
+    case ir::DType::I16: out.push_back(read(std::int16_t{})); break;
+    case ir::DType::I32: out.push_back(read(std::int32_t{})); break;
+    case ir::DType::I64: out.push_back(read(std::int64_t{})); break;
+    case ir::DType::U8: out.push_back(read(std::uint8_t{})); break;
+    case ir::DType::U16: out.push_back(read(std::uint16_t{})); break;
+    case ir::DType::U32: out.push_back(read(std::uint32_t{})); break;
+    default: out.push_back(read(std::uint64_t{})); break;
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<double>>
+ExpansionContext::constantReals(std::string_view connector) const {
+  const ir::Container *c = input(connector);
+  if (!c || !c->constant)
+    return std::nullopt;
+  if (ir::isInteger(c->dtype)) {
+    std::vector<std::int64_t> ints = *constantInts(connector);
+    return std::vector<double>(ints.begin(), ints.end());
+  }
+  std::vector<double> out;
+  const std::size_t size = ir::dtypeSize(c->dtype);
+  const std::byte *data = c->constant->data();
+  for (std::size_t off = 0; off + size <= c->constant->size(); off += size) {
+    auto read = [&](auto v) {
+      std::memcpy(&v, data + off, sizeof v);
+      return v;
+    };
+    switch (c->dtype) {
+    case ir::DType::F32: out.push_back(read(float{})); break;
+    case ir::DType::F64: out.push_back(read(double{})); break;
+    case ir::DType::F16: out.push_back(ir::halfToFloat(read(std::uint16_t{}))); break;
+    case ir::DType::BF16:
+      out.push_back(ir::bfloat16ToFloat(read(std::uint16_t{})));
       break;
+    default:
+      fail("input '" + std::string(connector) + "' is not a numeric tensor");
     }
-    case ir::DType::I32: {
-      std::int32_t x;
-      std::memcpy(&x, data + off, 4);
-      v = x;
-      break;
-    }
-    default: {
-      std::uint64_t u = 0;
-      std::memcpy(&u, data + off, size);
-      v = static_cast<std::int64_t>(u);
-      break;
-    }
-    }
-    out.push_back(v);
   }
   return out;
 }
@@ -228,6 +254,43 @@ std::string ExpansionContext::addConstant(const std::string &suffix,
 std::string ExpansionContext::sumIdentity(ir::DType dtype) {
   return std::string(ir::dtypeName(dtype)) +
          (ir::isFloat(dtype) ? "(-0.0)" : "(0)");
+}
+
+ir::TensorValue ExpansionContext::tensorOf(ir::DType dtype,
+                                           std::vector<std::int64_t> shape,
+                                           const std::vector<double> &values) const {
+  const std::size_t size = ir::dtypeSize(dtype);
+  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * size);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::byte *at = bytes->data() + i * size;
+    auto put = [&](auto v) { std::memcpy(at, &v, sizeof v); };
+    const double v = values[i];
+    switch (dtype) {
+    case ir::DType::F32: put(static_cast<float>(v)); break;
+    case ir::DType::F64: put(v); break;
+    case ir::DType::F16: put(ir::doubleToHalf(v)); break;
+    case ir::DType::BF16: put(ir::doubleToBfloat16(v)); break;
+    case ir::DType::I8: put(static_cast<std::int8_t>(v)); break;
+    case ir::DType::U8: put(static_cast<std::uint8_t>(v)); break;
+    case ir::DType::I16: put(static_cast<std::int16_t>(v)); break;
+    case ir::DType::U16: put(static_cast<std::uint16_t>(v)); break;
+    case ir::DType::I32: put(static_cast<std::int32_t>(v)); break;
+    case ir::DType::U32: put(static_cast<std::uint32_t>(v)); break;
+    case ir::DType::I64: put(static_cast<std::int64_t>(v)); break;
+    case ir::DType::U64: put(static_cast<std::uint64_t>(v)); break;
+    case ir::DType::Bool:
+      fail("a constant of dtype bool is not handled");
+    }
+  }
+  return {dtype, std::move(shape), std::move(bytes)};
+}
+
+void ExpansionContext::copyConstant(const std::string &name,
+                                    const ir::Container &y) {
+  auto p = params(y.shape.size());
+  auto idx = indices(p);
+  addMap("copy", p, fullRanges(y.shape), {{"x", name, idx}}, "y = x",
+         {{"y", y.name, idx}});
 }
 
 std::string ExpansionContext::addIota(const std::string &suffix,

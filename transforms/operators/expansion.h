@@ -65,6 +65,10 @@ public:
   /// is absent or not constant.
   std::optional<std::vector<std::int64_t>>
   constantInts(std::string_view connector) const;
+  /// Contents of a constant numeric input as doubles (MelWeightMatrix's
+  /// edge frequencies); nullopt when absent or not constant.
+  std::optional<std::vector<double>>
+  constantReals(std::string_view connector) const;
 
   /// addMappedTasklet with this expansion's access nodes; the map is
   /// cpu-parallel (lowering runs it in parallel where it proves that safe).
@@ -91,6 +95,13 @@ public:
   /// tensor, or Shape's result), named after the node.
   std::string addConstant(const std::string &suffix,
                           const ir::TensorValue &value);
+  /// A tensor of `dtype` (a float or integer type, not bool) holding
+  /// `values`, converted as a cast does (f16 and bf16 rounded to nearest
+  /// even).
+  ir::TensorValue tensorOf(ir::DType dtype, std::vector<std::int64_t> shape,
+                           const std::vector<double> &values) const;
+  /// A map copying constant container `name` (of `y`'s shape) into `y`.
+  void copyConstant(const std::string &name, const ir::Container &y);
   /// A fresh constant [n] container 0, 1, ..., n-1 of integer `dtype` (I32
   /// or I64): how positions reach tasklets, which cannot read map
   /// parameters.

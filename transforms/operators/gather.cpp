@@ -17,47 +17,8 @@ namespace {
 
 using ir::Expr;
 
-/// A tensor of `dtype` holding `values`; only the dtypes the callers need.
-ir::TensorValue tensorOf(ExpansionContext &ctx, ir::DType dtype,
-                         std::vector<std::int64_t> shape,
-                         const std::vector<double> &values) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() *
-                                                        ir::dtypeSize(dtype));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    std::byte *at = bytes->data() + i * ir::dtypeSize(dtype);
-    auto put = [&](auto v) { std::memcpy(at, &v, sizeof v); };
-    switch (dtype) {
-    case ir::DType::F32:
-      put(static_cast<float>(values[i]));
-      break;
-    case ir::DType::F64:
-      put(values[i]);
-      break;
-    case ir::DType::I32:
-      put(static_cast<std::int32_t>(values[i]));
-      break;
-    case ir::DType::I64:
-      put(static_cast<std::int64_t>(values[i]));
-      break;
-    default:
-      ctx.fail("dtype " + std::string(ir::dtypeName(dtype)) +
-               " is not handled");
-    }
-  }
-  return {dtype, std::move(shape), std::move(bytes)};
-}
-
 std::string literal(ir::DType dtype, const std::string &value) {
   return std::string(ir::dtypeName(dtype)) + "(" + value + ")";
-}
-
-/// Copies constant container `name` (same shape as `y`) into `y`.
-void copyConstant(ExpansionContext &ctx, const std::string &name,
-                  const ir::Container &y) {
-  auto params = ExpansionContext::params(y.shape.size());
-  auto idx = ExpansionContext::indices(params);
-  ctx.addMap("copy", params, ExpansionContext::fullRanges(y.shape),
-             {{"x", name, idx}}, "y = x", {{"y", y.name, idx}});
 }
 
 /// Slice with constant starts (and steps): a strided copy whose begin is
@@ -458,7 +419,7 @@ void expandRange(ExpansionContext &ctx) {
   for (std::int64_t i = 0; i < n; ++i)
     values[static_cast<std::size_t>(i)] = static_cast<double>(i);
   std::string positions =
-      ctx.addConstant("positions", tensorOf(ctx, y.dtype, {n}, values));
+      ctx.addConstant("positions", ctx.tensorOf(y.dtype, {n}, values));
   ctx.addMap("range", {"i"}, ExpansionContext::fullRanges(y.shape),
              {{"s", start.name, {}},
               {"p", positions, {Expr::symbol("i")}},
@@ -480,7 +441,7 @@ void expandShape(ExpansionContext &ctx) {
   for (std::int64_t k = b; k < e; ++k)
     dims.push_back(static_cast<double>(ctx.constantDim(x.shape[k])));
   auto n = static_cast<std::int64_t>(dims.size());
-  copyConstant(ctx, ctx.addConstant("value", tensorOf(ctx, y.dtype, {n}, dims)),
+  ctx.copyConstant(ctx.addConstant("value", ctx.tensorOf(y.dtype, {n}, dims)),
                y);
 }
 
@@ -490,15 +451,14 @@ void expandSize(ExpansionContext &ctx) {
   std::int64_t count = 1;
   for (const Expr &d : x.shape)
     count *= ctx.constantDim(d);
-  copyConstant(
-      ctx,
-      ctx.addConstant("value", tensorOf(ctx, y.dtype, {}, {double(count)})), y);
+  ctx.copyConstant(
+      ctx.addConstant("value", ctx.tensorOf(y.dtype, {}, {double(count)})), y);
 }
 
 /// ConstantOfShape: every element reads the one-element `value` attribute.
 void expandConstantOfShape(ExpansionContext &ctx) {
   const ir::Container &y = ctx.requireOutput("output");
-  ir::TensorValue value = tensorOf(ctx, ir::DType::F32, {1}, {0.0});
+  ir::TensorValue value = ctx.tensorOf(ir::DType::F32, {1}, {0.0});
   auto it = ctx.library().attributes.find("value");
   if (it != ctx.library().attributes.end()) {
     const auto *t = std::get_if<ir::TensorValue>(&it->second);

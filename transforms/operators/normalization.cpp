@@ -72,9 +72,87 @@ void requireFloat(ExpansionContext &ctx, const ir::Container &x) {
     ctx.fail(dtypeText(x.dtype) + " input is not supported");
 }
 
+/// The mean of x over the `reduced` axes and the sum of squared deviations
+/// from it, in two passes rather than E[x^2] - E[x]^2, which cancels
+/// badly; both with the reduced axes kept as 1.
+struct Moments {
+  std::string count; ///< elements per statistic, a tasklet literal
+  std::string mean, sqdev;
+};
+
+Moments momentsOf(ExpansionContext &ctx, const ir::Container &x,
+                  const std::vector<bool> &reduced) {
+  Moments m;
+  m.count = ExpansionContext::floatLiteral(
+      static_cast<double>(ctx.spannedCount(x, reduced)));
+  m.mean = meanOf(ctx, x, reduced, m.count);
+  m.sqdev = ctx.addTransient("sqdev", x.dtype, keptShape(x.shape, reduced));
+  auto idx = ExpansionContext::indices(ExpansionContext::params(x.shape.size()));
+  sumInto(ctx, "sqdev", x, m.sqdev, reduced, "d = x - m\nv = d * d",
+          {{"m", m.mean, keptIndex(idx, reduced)}});
+  return m;
+}
+
+/// BatchNormalization with training_mode=1 (opset 14 on): normalized with
+/// the batch's own statistics over every axis but the channels (the
+/// variance the population's), and the running statistics, when asked
+/// for, moved toward them: running = input * momentum + batch * (1 -
+/// momentum).
+void batchNormalizationTraining(ExpansionContext &ctx) {
+  const ir::Container &x = ctx.requireInput("X");
+  const ir::Container &y = ctx.requireOutput("Y");
+  requireFloat(ctx, x);
+  if (x.shape.size() < 2)
+    ctx.fail("input of rank < 2 has no channel axis");
+  std::vector<bool> reduced(x.shape.size(), true);
+  reduced[1] = false;
+  const Moments moments = momentsOf(ctx, x, reduced);
+  const std::string &n = moments.count, &m = moments.mean, &q = moments.sqdev;
+  auto ip = ExpansionContext::params(x.shape.size());
+  auto idx = ExpansionContext::indices(ip);
+  auto kidx = keptIndex(idx, reduced);
+  std::vector<ir::MappedInput> in{{"x", x.name, idx}, {"m", m, kidx},
+                                  {"q", q, kidx}};
+  for (auto [conn, var] : {std::pair{"scale", "s"}, std::pair{"B", "b"}}) {
+    const ir::Container &c = ctx.requireInput(conn);
+    if (c.dtype != x.dtype || c.shape.size() != 1)
+      ctx.fail(std::string("input '") + conn +
+               "' must be a vector of X's dtype");
+    in.push_back({var, c.name, {idx[1]}});
+  }
+  double eps = ctx.floatAttr("epsilon", 1e-5);
+  ctx.addMap("normalize", ip, ExpansionContext::fullRanges(x.shape), in,
+             "y = (x - m) / sqrt(q / " + n + " + " +
+                 ExpansionContext::floatLiteral(eps) + ") * s + b",
+             {{"y", y.name, idx}});
+  const std::string momentum =
+      ExpansionContext::floatLiteral(ctx.floatAttr("momentum", 0.9));
+  std::vector<ir::Expr> channel(x.shape.size(), ir::Expr(0));
+  channel[1] = ir::Expr::symbol("c");
+  auto running = [&](const char *input, const char *output,
+                     const std::string &batch, const std::string &value) {
+    const ir::Container *out = ctx.output(output);
+    if (!out)
+      return;
+    const ir::Container &prior = ctx.requireInput(input);
+    ctx.addMap(std::string(output), {"c"}, {{ir::Expr(0), x.shape[1]}},
+               {{"p", prior.name, {ir::Expr::symbol("c")}},
+                {"t", batch, channel}},
+               "r = p * " + momentum + " + " + value + " * (1.0 - " +
+                   momentum + ")",
+               {{"r", out->name, {ir::Expr::symbol("c")}}});
+  };
+  running("input_mean", "running_mean", m, "t");
+  running("input_var", "running_var", q, "t / " + n);
+}
+
 void batchNormalization(ExpansionContext &ctx) {
-  if (ctx.intAttr("training_mode", 0) != 0)
-    ctx.fail("training_mode=1 is not supported (inference only)");
+  if (ctx.intAttr("training_mode", 0) != 0) {
+    if (!ctx.input("input_mean"))
+      ctx.fail("training_mode=1 before opset 14 is not supported");
+    batchNormalizationTraining(ctx);
+    return;
+  }
   // Opsets before 9 could normalise per element (spatial=0).
   if (ctx.intAttr("spatial", 1) != 1)
     ctx.fail("spatial=0 is not supported");
@@ -123,18 +201,11 @@ void instanceNormalization(ExpansionContext &ctx) {
     ctx.fail("scale and B must have the input's dtype");
   std::vector<bool> reduced(x.shape.size(), true);
   reduced[0] = reduced[1] = false;
-  std::string n = ExpansionContext::floatLiteral(
-      static_cast<double>(ctx.spannedCount(x, reduced)));
-  std::string m = meanOf(ctx, x, reduced, n);
+  const Moments moments = momentsOf(ctx, x, reduced);
+  const std::string &n = moments.count, &m = moments.mean, &q = moments.sqdev;
   auto ip = ExpansionContext::params(x.shape.size());
   auto idx = ExpansionContext::indices(ip);
   auto kidx = keptIndex(idx, reduced);
-  // Two passes (mean, then squared deviations) rather than E[x^2] - E[x]^2,
-  // which cancels badly.
-  std::string q =
-      ctx.addTransient("sqdev", x.dtype, keptShape(x.shape, reduced));
-  sumInto(ctx, "sqdev", x, q, reduced, "d = x - m\nv = d * d",
-          {{"m", m, kidx}});
   ctx.addMap(
       "normalize", ip, ExpansionContext::fullRanges(x.shape),
       {{"x", x.name, idx},
