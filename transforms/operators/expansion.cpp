@@ -152,6 +152,14 @@ ExpansionContext::intsAttr(std::string_view name,
   return v ? *v : fallback;
 }
 
+std::vector<double>
+ExpansionContext::floatsAttr(std::string_view name,
+                             std::vector<double> fallback) const {
+  const auto *v = attrAs<std::vector<double>>(library(), name, *this,
+                                              "a list of floats");
+  return v ? *v : fallback;
+}
+
 std::optional<std::vector<std::int64_t>>
 ExpansionContext::constantInts(std::string_view connector) const {
   const ir::Container *c = input(connector);

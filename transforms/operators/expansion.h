@@ -58,6 +58,8 @@ public:
   std::string stringAttr(std::string_view name, std::string fallback) const;
   std::vector<std::int64_t> intsAttr(std::string_view name,
                                      std::vector<std::int64_t> fallback) const;
+  std::vector<double> floatsAttr(std::string_view name,
+                                 std::vector<double> fallback) const;
   bool hasAttr(std::string_view name) const;
 
   /// Contents of a constant input as int64 values (Reshape's shape, Slice's
