@@ -147,6 +147,24 @@ TEST(CpuBackend, ExposesLoopAndLLVMIRAndCaches) {
   EXPECT_NE(&a.llvmIR(), &c.llvmIR());
 }
 
+TEST(CpuBackend, OneCompileRunsEveryBatchSize) {
+  // The MLP keeps its batch N symbolic: one executable, its loop bounds and
+  // buffers sized from the inputs' shapes at run time, runs batch 1 and
+  // batch 7 and agrees with the interpreter on each.
+  ir::Program p = expandedModel("mlp.onnx");
+  ASSERT_EQ(p.symbols, std::vector<std::string>{"N"});
+  codegen::Executable exe = codegen::compile(p);
+  for (std::int64_t n : {1, 7, 1}) {
+    ir::Bindings dims{{"N", n}};
+    interp::TensorMap inputs = randomInputs(p, dims, unsigned(n));
+    interp::TensorMap got = exe.run(inputs);
+    EXPECT_EQ(got.begin()->second.shape()[0], n);
+    interp::InterpretOptions io;
+    io.symbols = dims;
+    expectIdentical(got, interp::interpret(p, inputs, io), 1e-5);
+  }
+}
+
 TEST(CpuBackend, RejectsUnexpandedPrograms) {
   ir::Program p = onnx_import::importModel(std::string(WEIR_SOURCE_DIR) +
                                            "/resources/models/cnn.onnx")
