@@ -17,7 +17,7 @@ struct FuncInfo {
 };
 
 // Indexed by Func, in declaration order.
-constexpr std::array<FuncInfo, 25> kFuncs{{
+constexpr std::array<FuncInfo, 26> kFuncs{{
     {Func::Exp, "exp", 1},         {Func::Log, "log", 1},
     {Func::Sqrt, "sqrt", 1},       {Func::Rsqrt, "rsqrt", 1},
     {Func::Tanh, "tanh", 1},       {Func::Erf, "erf", 1},
@@ -30,7 +30,7 @@ constexpr std::array<FuncInfo, 25> kFuncs{{
     {Func::Atan, "atan", 1},       {Func::Sinh, "sinh", 1},
     {Func::Cosh, "cosh", 1},       {Func::Asinh, "asinh", 1},
     {Func::Acosh, "acosh", 1},     {Func::Atanh, "atanh", 1},
-    {Func::Round, "round", 1},
+    {Func::Round, "round", 1},     {Func::Hash, "hash", 2},
 }};
 static_assert(kFuncs.size() == static_cast<std::size_t>(kLastFunc) + 1,
               "kFuncs must list every Func");

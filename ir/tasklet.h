@@ -86,9 +86,14 @@ enum class Func : std::uint8_t {
   Acosh,
   Atanh,
   Round,
+  /// hash(seed, counter) on 64-bit integers: output `counter` of the
+  /// SplitMix64 generator seeded with `seed` (tasklet_math.h), the same on
+  /// every engine; counter-based, so parallel maps draw random numbers
+  /// without shared state.
+  Hash,
 };
 /// The last Func, for loops over all of them.
-inline constexpr Func kLastFunc = Func::Round;
+inline constexpr Func kLastFunc = Func::Hash;
 
 std::string_view binaryOpText(BinaryOp op); ///< "+", "<=", "&&", ...
 std::string_view funcName(Func f);          ///< "exp", "rsqrt", ...

@@ -96,6 +96,20 @@ template <typename F> inline F pow(F x, F y) {
   return y == F(2) ? x * x : std::pow(x, y);
 }
 
+/// Output `counter` of SplitMix64 seeded with `seed` (Steele, Lea and
+/// Flood, 2014): the state after counter + 1 steps of the golden-ratio
+/// increment, through the finalizer. Two's complement wrap-around
+/// throughout.
+constexpr std::uint64_t kSplitMixGamma = 0x9E3779B97F4A7C15ull;
+constexpr std::uint64_t kSplitMixMul1 = 0xBF58476D1CE4E5B9ull;
+constexpr std::uint64_t kSplitMixMul2 = 0x94D049BB133111EBull;
+inline std::uint64_t hash(std::uint64_t seed, std::uint64_t counter) {
+  std::uint64_t z = seed + (counter + 1) * kSplitMixGamma;
+  z = (z ^ (z >> 30)) * kSplitMixMul1;
+  z = (z ^ (z >> 27)) * kSplitMixMul2;
+  return z ^ (z >> 31);
+}
+
 } // namespace weir_math
 
 #endif

@@ -214,6 +214,15 @@ private:
         return std::nullopt;
       }
     }
+    if (e.func == Func::Hash) {
+      if (t->literal == Literal::Float ||
+          (t->dtype != DType::I64 && t->dtype != DType::U64)) {
+        issue("'hash' needs 64-bit integer arguments, got " + describe(*t) +
+              " in '" + print(e) + "'; cast with e.g. u64(...)");
+        return std::nullopt;
+      }
+      return t;
+    }
     bool integersToo =
         e.func == Func::Abs || e.func == Func::Min || e.func == Func::Max;
     if (integersToo ? !isNumeric(*t) : !isFloatType(*t)) {

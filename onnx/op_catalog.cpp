@@ -338,4 +338,29 @@ std::optional<Expr> estimateFlops(const OpInfo &info, const OpOperands &ops) {
   return std::nullopt;
 }
 
+bool drawsRandomNumbers(const ir::Program &program) {
+  for (const ir::State &s : program.states)
+    for (const ir::Node &n : s.nodes) {
+      if (n.kind != ir::NodeKind::Library)
+        continue;
+      const std::string &op = n.library().op;
+      if (op == "RandomUniform" || op == "RandomUniformLike" ||
+          op == "RandomNormal" || op == "RandomNormalLike" ||
+          op == "Bernoulli" || op == "Multinomial")
+        return true;
+      if (op != "Dropout")
+        continue;
+      for (const ir::Edge &e : s.edges) {
+        if (e.dst != n.id || e.dstConn != "training_mode")
+          continue;
+        const ir::Container *c = program.findContainer(e.memlet.container);
+        if (c && c->constant)
+          for (std::byte b : *c->constant)
+            if (b != std::byte{0})
+              return true;
+      }
+    }
+  return false;
+}
+
 } // namespace weir::onnx_import

@@ -44,6 +44,12 @@ struct OpOperands {
   const ir::Attributes *attributes = nullptr;
 };
 
+/// Whether the program draws random numbers: it holds a random generator
+/// (RandomUniform, RandomNormal and their -Like forms, Bernoulli,
+/// Multinomial) or a Dropout whose training_mode is a constant true. Its
+/// outputs are then judged as samples (core/runtime/compare_samples.h).
+bool drawsRandomNumbers(const ir::Program &program);
+
 /// FLOPs of one execution; nullopt when the count depends on data (NonZero,
 /// NonMaxSuppression) or on a subgraph.
 std::optional<ir::Expr> estimateFlops(const OpInfo &op,

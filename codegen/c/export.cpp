@@ -28,6 +28,32 @@ using ir::tasklet::BinaryOp;
 using ir::tasklet::Func;
 using ir::tasklet::UnaryOp;
 
+// ------------------------------------------------------------ buffer use --
+
+/// Every buffer `v` loads from.
+void collectBuffers(const Value &v, std::set<std::string> &used) {
+  if (v.kind == ValueKind::Load)
+    used.insert(v.name);
+  for (const ValuePtr &op : v.operands)
+    if (op)
+      collectBuffers(*op, used);
+}
+
+/// Every buffer `s` and its nested statements load, store, allocate or
+/// pass to a call.
+void collectBuffers(const Stmt &s, std::set<std::string> &used) {
+  if (!s.buffer.empty())
+    used.insert(s.buffer);
+  for (const CallArg &a : s.args)
+    if (!a.buffer.empty())
+      used.insert(a.buffer);
+  if (s.value)
+    collectBuffers(*s.value, used);
+  for (const StmtPtr &b : s.body)
+    if (b)
+      collectBuffers(*b, used);
+}
+
 // ----------------------------------------------------------------- names --
 
 /// Identifiers C++ or the included headers claim (keywords, macros, the
@@ -433,6 +459,14 @@ public:
       line(type + names_.get('b', b.name) + " = static_cast<" + type +
            ">(buffers[" + std::to_string(i) + "]);");
     }
+    std::set<std::string> used;
+    if (f_.body)
+      collectBuffers(*f_.body, used);
+    for (const BufferParam &b : f_.buffers)
+      if (!used.count(b.name))
+        line("(void)" + names_.get('b', b.name) +
+             "; // neither read nor written (a value that only decided sizes, "
+             "or a constant no loop reads)");
     for (std::size_t i = 0; i < f_.symbols.size(); ++i)
       line("const int64_t " + names_.get('i', f_.symbols[i]) + " = symbols[" +
            std::to_string(i) + "];");
@@ -712,8 +746,10 @@ private:
     for (std::size_t i = 0; i < v.operands.size(); ++i)
       args += (i ? ", " : "") + value(*v.operands[i]).text;
     if (!ir::isFloat(v.type)) {
-      // The type checker admits only abs, min and max on integers.
+      // The type checker admits only abs, min, max and hash on integers.
       switch (v.func) {
+      case Func::Hash:
+        return {"weir_hash(" + args + ")"};
       case Func::Abs:
         return {"weir_iabs(" + args + ")"};
       case Func::Min:

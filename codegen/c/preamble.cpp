@@ -79,6 +79,9 @@ template <typename T> inline T weir_iabs(T a) {
   return a;
 }
 template <typename T> inline T weir_imin(T a, T b) { return b < a ? b : a; }
+template <typename T> inline T weir_hash(T seed, T counter) {
+  return T(weir_math::hash(std::uint64_t(seed), std::uint64_t(counter)));
+}
 template <typename T> inline T weir_imax(T a, T b) { return a < b ? b : a; }
 
 // Float min and max return NaN when either side is NaN.

@@ -101,6 +101,8 @@ private:
   /// pow(x, y): x · x when y is 2, else libm's pow.
   llvm::Value *powValue(DType t, llvm::Value *x, llvm::Value *y);
   llvm::Value *horner(const float *coefs, int count, llvm::Value *t);
+  /// hash(seed, counter) on i64: SplitMix64's output `counter`.
+  llvm::Value *splitMix(llvm::Value *seed, llvm::Value *counter);
 
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;

@@ -1,5 +1,5 @@
 /// \file
-/// The tasklet language's f32 exp and erf and pow(x, 2) as LLVM IR: the
+/// The tasklet language's f32 exp and erf, pow(x, 2) and hash as LLVM IR: the
 /// operations of ir/tasklet_math.h in the same order (no fast-math flags,
 /// so nothing is contracted or reassociated), giving the interpreter's
 /// results bit for bit. Plain arithmetic, compares and selects: the loop
@@ -74,6 +74,23 @@ llvm::Value *Emitter::powValue(DType t, llvm::Value *x, llvm::Value *y) {
   llvm::Value *two = llvm::ConstantFP::get(x->getType(), 2.0);
   return b_.CreateSelect(b_.CreateFCmpOEQ(y, two), b_.CreateFMul(x, x),
                          libm("pow", t, x, y));
+}
+
+llvm::Value *Emitter::splitMix(llvm::Value *seed, llvm::Value *counter) {
+  auto constant = [&](std::uint64_t v) {
+    return llvm::ConstantInt::get(seed->getType(), v);
+  };
+  // Wrapping arithmetic: no nsw/nuw flags.
+  llvm::Value *z = b_.CreateAdd(
+      seed, b_.CreateMul(b_.CreateAdd(counter, constant(1)),
+                         constant(weir_math::kSplitMixGamma)));
+  auto mix = [&](llvm::Value *v, unsigned shift, std::uint64_t mul) {
+    return b_.CreateMul(b_.CreateXor(v, b_.CreateLShr(v, shift)),
+                        constant(mul));
+  };
+  z = mix(z, 30, weir_math::kSplitMixMul1);
+  z = mix(z, 27, weir_math::kSplitMixMul2);
+  return b_.CreateXor(z, b_.CreateLShr(z, 31));
 }
 
 } // namespace weir::codegen::cpu::detail

@@ -397,6 +397,8 @@ llvm::Value *Emitter::callValue(const Value &v) {
     case Func::Max:
       return intrinsic(sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, x,
                        y);
+    case Func::Hash:
+      return splitMix(x, y);
     default:
       throw Error("'" + std::string(ir::tasklet::funcName(v.func)) +
                   "' needs a floating-point argument, got " +
@@ -458,6 +460,8 @@ llvm::Value *Emitter::callValue(const Value &v) {
     return libm("atanh", v.type, x);
   case Func::Round:
     return intrinsic(llvm::Intrinsic::roundeven, x);
+  case Func::Hash: // integers only (the type checker)
+    break;
   }
   throw Error("unknown function in loop IR");
 }

@@ -204,6 +204,8 @@ template <typename F> F floatCall(Func f, F x, F y) {
   case Func::Round:
     // Half to even (ONNX Round, numpy.round): the default rounding mode.
     return std::nearbyint(x);
+  case Func::Hash: // integers only (the type checker)
+    break;
   }
   assert(false && "unknown Func");
   return x;
@@ -216,7 +218,7 @@ Value call(Func f, DType t, const Value &a, const Value &b) {
     return Value::ofFloat(t, floatCall<float>(f, static_cast<float>(a.f),
                                               static_cast<float>(b.f)));
   }
-  // The type checker admits only abs, min and max on integers.
+  // The type checker admits only abs, min, max and hash on integers.
   bool sgn = ir::isSignedInt(t);
   auto less = [sgn](std::uint64_t x, std::uint64_t y) {
     return sgn ? asSigned(x) < asSigned(y) : x < y;
@@ -229,6 +231,8 @@ Value call(Func f, DType t, const Value &a, const Value &b) {
     return less(b.bits, a.bits) ? b : a;
   case Func::Max:
     return less(a.bits, b.bits) ? b : a;
+  case Func::Hash: // 64-bit types only (the type checker)
+    return Value{t, 0, weir_math::hash(a.bits, b.bits)};
   default:
     throw Error("'" + std::string(ir::tasklet::funcName(f)) +
                 "' needs a floating-point argument, got " +

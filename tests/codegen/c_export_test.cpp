@@ -8,6 +8,7 @@
 #include "codegen/cpu/compile.h"
 #include "codegen/lower/lower.h"
 #include "codegen/past_the_end.h"
+#include "expansion/single_op.h"
 #include "core/interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/mapped_tasklet.h"
@@ -506,6 +507,31 @@ TensorMap typedInputs(std::int64_t n) {
 TEST(CExport, TypedSemanticsMatchTheOracles) {
   SKIP_WITHOUT_GXX();
   checkAgainstOracles(typedSemantics(257), typedInputs(257));
+}
+
+TEST(CExport, RandomDrawsMatchTheOracles) {
+  // hash() (SplitMix64) in the export's preamble: training-mode Dropout
+  // and Bernoulli draw the interpreter's and the JIT's numbers.
+  SKIP_WITHOUT_GXX();
+  Program coin = expansion_testing::single(
+      "Bernoulli", {{"seed", 9.0}}, {{"input", "p", {257}}},
+      {{"output", "b", {257}}});
+  ASSERT_TRUE(operators::expandAll(coin).skipped.empty());
+  Tensor p = randomTensor(DType::F32, 257, 5, 0.5);
+  for (std::int64_t i = 0; i < 257; ++i)
+    p.setFromDouble(i, p.getAsDouble(i) + 0.5);
+  checkAgainstOracles(coin, {{"p", p}});
+  Program dropout = expansion_testing::single(
+      "Dropout", {{"seed", std::int64_t(1)}},
+      {{"data", "x", {257}},
+       {"ratio", "r", {}, DType::F32},
+       {"training_mode", "t", {}, DType::Bool, {1}}},
+      {{"output", "y", {257}}, {"mask", "m", {257}, DType::Bool}});
+  ASSERT_TRUE(operators::expandAll(dropout).skipped.empty());
+  Tensor ratio(DType::F32, {});
+  ratio.setFromDouble(0, 0.3);
+  checkAgainstOracles(dropout,
+                      {{"x", randomTensor(DType::F32, 257, 6)}, {"r", ratio}});
 }
 
 TEST(CExport, IntegerDivisionByZeroIsReported) {

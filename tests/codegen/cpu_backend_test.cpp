@@ -8,6 +8,7 @@
 #include "ir/error.h"
 #include "onnx/import.h"
 #include "transforms/operators/expansion.h"
+#include "expansion/single_op.h"
 
 #include <gtest/gtest.h>
 
@@ -163,6 +164,26 @@ TEST(CpuBackend, OneCompileRunsEveryBatchSize) {
     io.symbols = dims;
     expectIdentical(got, interp::interpret(p, inputs, io), 1e-5);
   }
+}
+
+TEST(CpuBackend, RandomGeneratorsDrawTheInterpretersNumbers) {
+  // hash() is the same SplitMix64 in generated code: normal draws (log,
+  // cos and sqrt of uniforms) agree to rounding, Bernoulli draws exactly.
+  using expansion_testing::single;
+  ir::Program normal = single("RandomNormal", {{"seed", 2.0}}, {},
+                              {{"output", "z", {64, 33}}});
+  ir::Program coin = single("Bernoulli", {{"seed", 4.0}},
+                            {{"input", "p", {64, 33}}},
+                            {{"output", "b", {64, 33}}});
+  for (ir::Program *p : {&normal, &coin})
+    ASSERT_TRUE(operators::expandAll(*p).skipped.empty());
+  expectIdentical(codegen::compile(normal).run({}),
+                  interp::interpret(normal, {}), 1e-6);
+  interp::TensorMap inputs = randomInputs(coin, {}, 3);
+  for (std::int64_t i = 0; i < 64 * 33; ++i) // probabilities in [0, 1]
+    inputs["p"].setFromDouble(i, std::fabs(inputs["p"].getAsDouble(i)));
+  expectIdentical(codegen::compile(coin).run(inputs),
+                  interp::interpret(coin, inputs));
 }
 
 TEST(CpuBackend, RejectsUnexpandedPrograms) {

@@ -24,7 +24,8 @@ struct Arg {
   std::string container;
   std::vector<std::int64_t> shape;
   DType dtype = DType::F32;
-  std::vector<std::int64_t> constant = {}; ///< i64 contents when constant
+  /// Contents when constant (converted to `dtype`).
+  std::vector<std::int64_t> constant = {};
 };
 
 inline std::vector<Expr> exprs(const std::vector<std::int64_t> &v) {
@@ -47,10 +48,12 @@ inline Program single(const std::string &op, Attributes attrs,
   for (const Arg &a : ins) {
     Container c = argument(a.container, a.dtype, exprs(a.shape));
     if (!a.constant.empty()) {
-      auto bytes = std::make_shared<std::vector<std::byte>>(
-          a.constant.size() * sizeof(std::int64_t));
-      std::memcpy(bytes->data(), a.constant.data(), bytes->size());
-      c.constant = bytes;
+      // The values in the argument's dtype.
+      runtime::Tensor t(a.dtype, {std::int64_t(a.constant.size())});
+      for (std::size_t i = 0; i < a.constant.size(); ++i)
+        t.setFromDouble(std::int64_t(i), double(a.constant[i]));
+      c.constant = std::make_shared<std::vector<std::byte>>(
+          t.data(), t.data() + t.byteSize());
       c.transient = true;
     } else {
       p.inputs.push_back(a.container);

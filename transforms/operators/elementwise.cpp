@@ -9,6 +9,7 @@
 #include "transforms/operators/elementwise.h"
 
 #include "transforms/operators/broadcast.h"
+#include "transforms/operators/random.h"
 
 #include <charconv>
 #include <cmath>
@@ -106,15 +107,19 @@ std::string castCode(ExpansionContext &ctx, ir::DType) {
   return "y = " + std::string(ir::dtypeName(y.dtype)) + "(x)";
 }
 
-/// Dropout in inference: the identity, and a mask of all true.
+/// Dropout in inference: the identity, and a mask of all true. In training
+/// (training_mode a constant true): random.h.
 void expandDropout(ExpansionContext &ctx) {
   if (const ir::Container *training = ctx.input("training_mode")) {
-    // A bool tensor: every byte must be 0 (false) for inference.
+    // A bool tensor: any byte not 0 means training.
     if (!training->constant)
-      ctx.fail("training_mode is not a constant; only inference is supported");
+      ctx.fail("training_mode is not a constant (an input is fixed at load: "
+               "weir run --inputs)");
     for (std::byte b : *training->constant)
-      if (b != std::byte{0})
-        ctx.fail("training_mode is true; only inference is supported");
+      if (b != std::byte{0}) {
+        expandTrainingDropout(ctx);
+        return;
+      }
   }
   const ir::Container &x = ctx.requireInputAt(0);
   const ir::Container &y = ctx.requireOutput("output");
@@ -215,7 +220,10 @@ const ExpansionRegistrar kIdentity{
     {"Identity", "pure", "y = x", unary([](auto &, auto) { return "y = x"; })},
     true};
 const ExpansionRegistrar kDropout{
-    {"Dropout", "pure", "inference: y = x, mask all true", expandDropout},
+    {"Dropout", "pure",
+     "inference: y = x, mask all true; training: a counter-based random "
+     "mask",
+     expandDropout},
     true};
 const ExpansionRegistrar kCast{
     {"Cast", "pure", "y = T(x), the tasklet cast", unary(castCode)}, true};
