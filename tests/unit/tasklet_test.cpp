@@ -343,6 +343,19 @@ TEST(TaskletCountOps, CountsOperations) {
   EXPECT_EQ(countOps(Code{}), 0);
 }
 
+TEST(TaskletTypeCheck, HashTakesSixtyFourBitIntegers) {
+  ConnectorTypes in{{"c", DType::I64}, {"x", DType::F32}, {"k", DType::I32}};
+  ConnectorTypes u{{"y", DType::U64}}, i{{"y", DType::I64}};
+  EXPECT_EQ(check("y = hash(u64(7), u64(c))", in, u), "");
+  EXPECT_EQ(check("y = hash(7, c)", in, i), "");
+  EXPECT_NE(check("y = hash(7, x)", in, i)
+                .find("'hash' needs 64-bit integer arguments, got f32"),
+            std::string::npos);
+  EXPECT_NE(check("y = hash(k, k)", in, i)
+                .find("'hash' needs 64-bit integer arguments, got i32"),
+            std::string::npos);
+}
+
 TEST(TaskletTypeCheck, WellTyped) {
   ConnectorTypes f32x{{"x", DType::F32}};
   ConnectorTypes f32y{{"y", DType::F32}};
