@@ -63,6 +63,7 @@ constexpr ValueOperand kValueOperands[] = {
     {"Dropout", 2, "training_mode"},
     {"CenterCropPad", 1, "shape"},
     {"MaxUnpool", 2, "output_shape"},
+    {"If", 0, "cond"},
     {"HannWindow", 0, "size"},
     {"HammingWindow", 0, "size"},
     {"BlackmanWindow", 0, "size"},

@@ -9,6 +9,7 @@
 /// protocol.h on standard output.
 
 #include "onnx/passes/explicit_defaults.h"
+#include "onnx/passes/inline_if.h"
 #include "onnx/passes/legacy_prelu.h"
 #include "onnx/passes/protocol.h"
 #include "onnx/passes/shape_consistency.h"
@@ -134,6 +135,10 @@ bool specializeShapes(onnx::ModelProto &model,
     out.send(Tag::Pass, "shape specialization");
     weir::onnx_import::FoldedShapes folded =
         weir::onnx_import::foldShapeComputations(model, foldConstants);
+    if (int n = weir::onnx_import::inlineConstantIfs(model)) {
+      folded.nodes += n;
+      folded.ops.push_back("If");
+    }
     if (folded.nodes == 0)
       break;
     nodes += folded.nodes;

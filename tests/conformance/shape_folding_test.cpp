@@ -26,6 +26,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace weir;
 using namespace weir::testing_support;
@@ -577,6 +578,90 @@ TEST(ShapeInputs, NodeTestWithDataAxesRunsWithEachDataSetsAxes) {
   for (std::int64_t i = 0; i < want.elementCount(); ++i)
     EXPECT_NEAR(got.getAsDouble(i), want.getAsDouble(i),
                 1e-4 + 1e-3 * std::fabs(want.getAsDouble(i)));
+}
+
+// -- If on a constant condition (onnx/passes/inline_if.h) --------------------
+
+/// y = If(cond, then: Relu(x), else: Neg(x)) for x [2, 3]; `cond` either
+/// Greater(x.size(0), 1), true once shapes are fixed, or a graph input.
+/// With `clash`, the then branch defines a name the graph already uses.
+Builder branching(bool condFromShape, bool clash = false) {
+  Builder b;
+  b.input("x", {"2", "3"});
+  if (condFromShape) {
+    b.node("Shape", {"x"}, "xs");
+    b.ints("zero", {0}, /*scalar=*/true);
+    b.intAttribute(b.node("Gather", {"xs", "zero"}, "rows"), "axis", 0);
+    b.ints("one", {1}, true);
+    b.node("Greater", {"rows", "one"}, "cond");
+  } else {
+    b.input("cond", {}, onnx::TensorProto::BOOL);
+  }
+  onnx::NodeProto &n = b.node("If", {"cond"}, "y");
+  for (const auto &[name, op, out] :
+       {std::tuple{"then_branch", "Relu", clash ? "cond" : "then_y"},
+        std::tuple{"else_branch", "Neg", "else_y"}}) {
+    onnx::AttributeProto &a = *n.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto &g = *a.mutable_g();
+    g.set_name(std::string(name));
+    onnx::NodeProto &inner = *g.add_node();
+    inner.set_op_type(op);
+    inner.add_input("x");
+    inner.add_output(out);
+    onnx::ValueInfoProto &v = *g.add_output();
+    v.set_name(out);
+    v.mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+  }
+  b.output("y");
+  return b;
+}
+
+bool hasIf(const ir::Program &p) {
+  for (const ir::State &s : p.states)
+    for (const ir::Node &n : s.nodes)
+      if (n.kind == ir::NodeKind::Library && n.library().op == "If")
+        return true;
+  return false;
+}
+
+TEST(InlineIf, AConditionSettledByShapesRunsItsBranch) {
+  onnx_import::ImportResult r = importBuilt(branching(true));
+  EXPECT_FALSE(hasIf(r.program));
+  // Relu of -2.5, -1.5, ...: the then branch.
+  ir::Program program = r.program;
+  ASSERT_TRUE(operators::expandAll(program).skipped.empty());
+  runtime::Tensor x(ir::DType::F32, {2, 3});
+  for (std::int64_t i = 0; i < 6; ++i)
+    x.setFromDouble(i, double(i) - 2.5);
+  runtime::Tensor y = interp::interpret(program, {{"x", x}}).at("y");
+  for (std::int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(y.getAsDouble(i), std::max(0.0, double(i) - 2.5)) << i;
+}
+
+TEST(InlineIf, AConditionGivenAsAnInputIsFixedAtLoad) {
+  onnx_import::ImportResult plain = importBuilt(branching(false));
+  ASSERT_EQ(plain.report.shapeInputs.size(), 1u);
+  EXPECT_EQ(plain.report.shapeInputs[0].decides,
+            "the cond of node 'y_node' (If)");
+  EXPECT_TRUE(hasIf(plain.program));
+  onnx_import::ImportOptions options;
+  runtime::Tensor no(ir::DType::Bool, {});
+  options.values["cond"] = no.value();
+  onnx_import::ImportResult r = importBuilt(branching(false), options);
+  EXPECT_FALSE(hasIf(r.program));
+  ir::Program program = r.program;
+  ASSERT_TRUE(operators::expandAll(program).skipped.empty());
+  runtime::Tensor x(ir::DType::F32, {2, 3});
+  x.setFromDouble(4, 7.0);
+  runtime::Tensor y = interp::interpret(program, {{"x", x}}).at("y");
+  EXPECT_EQ(y.getAsDouble(4), -7.0); // Neg: the else branch
+}
+
+TEST(InlineIf, ABranchThatReusesANameStays) {
+  EXPECT_TRUE(hasIf(importBuilt(branching(true, /*clash=*/true)).program));
 }
 
 } // namespace
