@@ -17,7 +17,6 @@
 #include "transforms/operators/expansion.h"
 
 #include <cmath>
-#include <cstring>
 #include <numbers>
 
 namespace weir::operators {
@@ -29,24 +28,14 @@ using ir::Expr;
 std::string table(ExpansionContext &ctx, const std::string &suffix,
                   ir::DType dtype, std::int64_t rows, std::int64_t n,
                   double (*f)(double)) {
-  std::size_t size = ir::dtypeSize(dtype);
-  auto bytes = std::make_shared<std::vector<std::byte>>(
-      static_cast<std::size_t>(rows * n) * size);
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(rows * n));
   for (std::int64_t k = 0; k < rows; ++k)
-    for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t j = 0; j < n; ++j)
       // The angle reduced modulo n first, so large products stay exact.
-      double t = 2.0 * std::numbers::pi * double((k * j) % n) / double(n);
-      double v = f(t);
-      std::byte *at =
-          bytes->data() + static_cast<std::size_t>(k * n + j) * size;
-      if (dtype == ir::DType::F32) {
-        auto w = static_cast<float>(v);
-        std::memcpy(at, &w, 4);
-      } else {
-        std::memcpy(at, &v, 8);
-      }
-    }
-  return ctx.addConstant(suffix, ir::TensorValue{dtype, {rows, n}, bytes});
+      values.push_back(
+          f(2.0 * std::numbers::pi * double((k * j) % n) / double(n)));
+  return ctx.addConstant(suffix, ctx.tensorOf(dtype, {rows, n}, values));
 }
 
 double cosine(double t) { return std::cos(t); }

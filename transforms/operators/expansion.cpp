@@ -1,7 +1,7 @@
 #include "transforms/operators/expansion.h"
 
+#include "core/runtime/tensor.h"
 #include "ir/error.h"
-#include "ir/float16.h"
 
 #include <algorithm>
 #include <charconv>
@@ -194,29 +194,14 @@ ExpansionContext::constantReals(std::string_view connector) const {
   const ir::Container *c = input(connector);
   if (!c || !c->constant)
     return std::nullopt;
-  if (ir::isInteger(c->dtype)) {
-    std::vector<std::int64_t> ints = *constantInts(connector);
-    return std::vector<double>(ints.begin(), ints.end());
-  }
+  if (c->dtype == ir::DType::Bool)
+    fail("input '" + std::string(connector) + "' is not a numeric tensor");
+  const auto count =
+      std::int64_t(c->constant->size() / ir::dtypeSize(c->dtype));
+  runtime::Tensor t = runtime::Tensor::fromBlob(c->dtype, {count}, c->constant);
   std::vector<double> out;
-  const std::size_t size = ir::dtypeSize(c->dtype);
-  const std::byte *data = c->constant->data();
-  for (std::size_t off = 0; off + size <= c->constant->size(); off += size) {
-    auto read = [&](auto v) {
-      std::memcpy(&v, data + off, sizeof v);
-      return v;
-    };
-    switch (c->dtype) {
-    case ir::DType::F32: out.push_back(read(float{})); break;
-    case ir::DType::F64: out.push_back(read(double{})); break;
-    case ir::DType::F16: out.push_back(ir::halfToFloat(read(std::uint16_t{}))); break;
-    case ir::DType::BF16:
-      out.push_back(ir::bfloat16ToFloat(read(std::uint16_t{})));
-      break;
-    default:
-      fail("input '" + std::string(connector) + "' is not a numeric tensor");
-    }
-  }
+  for (std::int64_t i = 0; i < count; ++i)
+    out.push_back(t.getAsDouble(i));
   return out;
 }
 
@@ -267,30 +252,12 @@ std::string ExpansionContext::sumIdentity(ir::DType dtype) {
 ir::TensorValue ExpansionContext::tensorOf(ir::DType dtype,
                                            std::vector<std::int64_t> shape,
                                            const std::vector<double> &values) const {
-  const std::size_t size = ir::dtypeSize(dtype);
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * size);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    std::byte *at = bytes->data() + i * size;
-    auto put = [&](auto v) { std::memcpy(at, &v, sizeof v); };
-    const double v = values[i];
-    switch (dtype) {
-    case ir::DType::F32: put(static_cast<float>(v)); break;
-    case ir::DType::F64: put(v); break;
-    case ir::DType::F16: put(ir::doubleToHalf(v)); break;
-    case ir::DType::BF16: put(ir::doubleToBfloat16(v)); break;
-    case ir::DType::I8: put(static_cast<std::int8_t>(v)); break;
-    case ir::DType::U8: put(static_cast<std::uint8_t>(v)); break;
-    case ir::DType::I16: put(static_cast<std::int16_t>(v)); break;
-    case ir::DType::U16: put(static_cast<std::uint16_t>(v)); break;
-    case ir::DType::I32: put(static_cast<std::int32_t>(v)); break;
-    case ir::DType::U32: put(static_cast<std::uint32_t>(v)); break;
-    case ir::DType::I64: put(static_cast<std::int64_t>(v)); break;
-    case ir::DType::U64: put(static_cast<std::uint64_t>(v)); break;
-    case ir::DType::Bool:
-      fail("a constant of dtype bool is not handled");
-    }
-  }
-  return {dtype, std::move(shape), std::move(bytes)};
+  runtime::Tensor t(dtype, {std::int64_t(values.size())});
+  for (std::size_t i = 0; i < values.size(); ++i)
+    t.setFromDouble(std::int64_t(i), values[i]);
+  ir::TensorValue v = t.value();
+  v.shape = std::move(shape);
+  return v;
 }
 
 void ExpansionContext::copyConstant(const std::string &name,
@@ -306,19 +273,10 @@ std::string ExpansionContext::addIota(const std::string &suffix,
   if (dtype != ir::DType::I32 && dtype != ir::DType::I64)
     fail("positions of dtype " + std::string(ir::dtypeName(dtype)) +
          " are not supported");
-  std::size_t size = ir::dtypeSize(dtype);
-  auto bytes = std::make_shared<std::vector<std::byte>>(
-      static_cast<std::size_t>(n) * size);
-  for (std::int64_t k = 0; k < n; ++k) {
-    std::byte *at = bytes->data() + static_cast<std::size_t>(k) * size;
-    if (dtype == ir::DType::I32) {
-      auto v = static_cast<std::int32_t>(k);
-      std::memcpy(at, &v, size);
-    } else {
-      std::memcpy(at, &k, size);
-    }
-  }
-  return addConstant(suffix, ir::TensorValue{dtype, {n}, bytes});
+  std::vector<double> positions(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k)
+    positions[std::size_t(k)] = double(k);
+  return addConstant(suffix, tensorOf(dtype, {n}, positions));
 }
 
 std::int64_t ExpansionContext::constantDim(const ir::Expr &dim) const {

@@ -97,9 +97,9 @@ public:
   /// tensor, or Shape's result), named after the node.
   std::string addConstant(const std::string &suffix,
                           const ir::TensorValue &value);
-  /// A tensor of `dtype` (a float or integer type, not bool) holding
-  /// `values`, converted as a cast does (f16 and bf16 rounded to nearest
-  /// even).
+  /// A tensor of `dtype` holding `values`, converted as
+  /// runtime::Tensor::setFromDouble does (f16 and bf16 rounded to nearest
+  /// even, integers truncated).
   ir::TensorValue tensorOf(ir::DType dtype, std::vector<std::int64_t> shape,
                            const std::vector<double> &values) const;
   /// A map copying constant container `name` (of `y`'s shape) into `y`.
